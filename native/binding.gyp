@@ -1,0 +1,10 @@
+{
+  "targets": [
+    {
+      "target_name": "rrscan_mmap",
+      "sources": ["mmap.cc"],
+      "cflags_cc": ["-std=gnu++17", "-O2", "-Wall", "-Wextra", "-Wno-cast-function-type"],
+      "defines": ["NODE_WANT_INTERNALS=0"]
+    }
+  ]
+}

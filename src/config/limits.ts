@@ -1,0 +1,160 @@
+// Every limit and default of the service, in one place, each named with its
+// unit last. checkLimits() asserts their relations at start-up (TigerBeetle's
+// habit): a bad edit here fails loudly instead of misbehaving under load.
+
+import assert from 'node:assert/strict';
+
+export const LIMITS = Object.freeze({
+  // --- Query shape (service-spec.md section 4.3 and 8) ---
+  /** Default `limit` when the client gives none. */
+  resultsDefault: 10_000,
+  /** Ceiling for results_max of any key; the product's largest licence is 1 M. */
+  resultsMaxCeiling: 1_000_000,
+  /** Spec 8.6: the exclude pattern is at most 4096 characters before URL encoding. */
+  excludeCharsMax: 4096,
+  /** Our bound on the value path segment; the spec leaves it open. */
+  patternCharsMax: 4096,
+  /** Spec 4.3 / 8.7. */
+  idCharsMax: 30,
+  swclientCharsMax: 20,
+  versionCharsMax: 20,
+  /** Whole request URL, before decoding; uWS itself caps headers near 4 KB per line. */
+  urlBytesMax: 16_384,
+
+  // --- Scanning ---
+  /** RE2 program memory; large counted repetitions fail to compile instead of eating RAM. */
+  re2MaxMemBytes: 8 << 20,
+  /** A scan running longer than this ends with a `failed` terminator. */
+  scanTimeoutMs: 120_000,
+  /** Bytes of blob one scan step covers before it checks the cancel flag and yields a batch (~1 ms at 1 GB/s). */
+  scanChunkBytes: 1 << 20,
+  /** Matches per batch posted from a worker; ~1,000 names or 32-64 KB moves 10-18 M items/s. */
+  batchItemsMax: 1_024,
+  /** Trigram plans whose candidate count exceeds this fraction of a blob's records fall back to the blob scan. */
+  trigramCandidateFractionMax: 0.05,
+
+  // --- Streaming ---
+  /** Keep-alive `{}` after this long with nothing written. */
+  keepAliveIntervalMs: 1_000,
+  /** Bytes buffered toward one client before we stop pulling from workers. */
+  socketBufferedBytesMax: 1 << 20,
+  /** One cork: a 16-64 KB chunk per write (measured 1,270 MB/s against 2.5-27 MB/s for a write per line). */
+  writeChunkBytes: 64 << 10,
+  /** compat.md: keep single lines well under 64 KiB (a Go client fails above that). */
+  lineBytesMax: 60_000,
+
+  // --- Concurrency ---
+  /** Searches waiting for a worker beyond this answer 503 rather than queue without bound. */
+  poolQueueMax: 256,
+  /** Searches in flight at once across all keys. */
+  searchesInFlightMax: 1_024,
+
+  // --- Shards and ingest ---
+  /** FlatBuffers offsets are 32-bit; stay well below 2 GiB per shard file. */
+  shardBytesMax: 1_500_000_000,
+  /** RRsets per shard the writer emits before it starts a new one. */
+  shardRrsetsMax: 4_000_000,
+  /** Default in-memory aggregation budget for ingest, in RRsets, before a run spills to a shard. */
+  ingestRrsetsInMemoryMax: 2_000_000,
+  /** A single NDJSON line or zone-file logical line longer than this is rejected. */
+  ingestLineBytesMax: 1 << 20,
+
+  // --- Keys, licences and quotas (src/auth; spec sections 5 and 8) ---
+  /** An API key is hex digits or dashes; below 16 characters it is guessable, above 256 it is not a key. */
+  apiKeyCharsMin: 16,
+  apiKeyCharsMax: 256,
+  /** Spec 8: the trial licence returns at most 12 results per query. */
+  trialResultsMax: 12,
+  /** Default offset_max of a subscription, as a multiple of its results_max (the hourly trial gets no offsets). */
+  offsetMaxPerResultsMax: 10,
+  /** A sliding-window burst log keeps one timestamp per request (8 bytes each): 1,000 keeps a row under 8 KiB. */
+  burstSizeMax: 1_000,
+  /** Longest burst window: 31 days. */
+  burstWindowSecMax: 31 * 86_400,
+  /** Per-key concurrent request cap ceiling; searchesInFlightMax bounds the whole process anyway. */
+  keyConcurrentMax: 1_024,
+  /** CIDRs in one key's client address allow list. */
+  allowCidrsMax: 64,
+  /** Licences read from the store are reused this long: revoking an unlimited key takes effect within it (charged keys re-read their row in every charge). */
+  licenceCacheTtlMs: 1_000,
+  /** Licences held in the cache; above this the cache is cleared rather than grown. */
+  licenceCacheEntriesMax: 10_000,
+  /** Charges decided in one group-commit transaction; more in one event-loop turn wait for the next transaction. */
+  chargeBatchMax: 4_096,
+  /** Charges waiting for a transaction; beyond this admit() answers 503 OVERLOADED instead of queueing without bound. */
+  chargesPendingMax: 65_536,
+  /** How long a process waits for another process's write transaction on keys.sqlite before answering 503. */
+  keyStoreBusyTimeoutMs: 5_000,
+  /** Usage of unlimited keys (enforced nowhere, shown by `keys show`) is written at most this often. */
+  usageFlushIntervalMs: 1_000,
+
+  // --- Sensor ingest: pcap, pcapng, dnstap (src/ingest/pcap.ts, dnstap.ts) ---
+  /** One fs read of a capture file; records straddling two reads are carried over, never re-read. */
+  sensorReadChunkBytes: 1 << 20,
+  /** Captured bytes of one packet; tcpdump's largest snaplen is 262,144, anything above is a corrupt record. */
+  pcapPacketBytesMax: 262_144,
+  /** One pcapng block (headers, packet, options); the packet bound plus room for options. */
+  pcapngBlockBytesMax: 1 << 20,
+  /** Stacked 802.1Q / 802.1ad tags read on one Ethernet frame (QinQ is 2; 4 leaves room). */
+  vlanTagsMax: 4,
+  /** IPv6 extension headers skipped before giving up on a packet. */
+  ipv6ExtensionHeadersMax: 8,
+  /** Datagrams being reassembled at once; the oldest is dropped beyond this. A 64 KiB DNS response in 1,280-byte fragments is 52 pieces. */
+  ipDatagramsReassemblingMax: 4_096,
+  /** Fragments held for one datagram; more is an attack or a bug, and the datagram is dropped. */
+  ipFragmentsPerDatagramMax: 64,
+  /** An unfinished datagram older than this in capture time is dropped (Linux ipfrag_time is 30 s). */
+  ipFragmentTimeoutSec: 30,
+  /** Largest reassembled IP payload: the 16-bit total length. */
+  ipDatagramBytesMax: 65_535,
+  /** TCP directions (4-tuples) reassembled at once; the least recently used is dropped beyond this. */
+  tcpStreamsOpenMax: 8_192,
+  /** Bytes buffered in one TCP direction (in-order remainder plus out-of-order segments): two 64 KiB DNS messages and their prefixes. */
+  tcpStreamBytesMax: 131_076,
+  /** A TCP direction silent this long in capture time is dropped (worst case held: 8,192 x 128 KiB = 1 GiB; typical DNS streams hold < 1 KiB). */
+  tcpStreamIdleSec: 60,
+  /** One Frame Streams data frame; a dnstap message is at most two 64 KiB DNS messages plus addresses. */
+  dnstapFrameBytesMax: 1 << 20,
+  /** fstrm's own bound on a control frame (FSTRM_CONTROL_FRAME_LENGTH_MAX). */
+  dnstapControlFrameBytesMax: 512,
+
+  // --- DNS codec and zone files (src/dns, src/ingest/zone.ts) ---
+  /** Compression pointers followed in one name; pointers must also point backwards, so this only bounds work (a 255-octet name needs at most 127). */
+  dnsNamePointerJumpsMax: 128,
+  /** Nesting of $INCLUDE in zone files; deeper nesting is almost certainly a file including itself. */
+  zoneIncludeDepthMax: 16,
+  /**
+   * RRsets one zone file may hold: a file is grouped in memory (roughly
+   * 300-500 bytes per RRset with its rdata, so 5 M is about 2 GB). A larger
+   * zone must be split before ingest.
+   */
+  zoneRrsetsPerFileMax: 5_000_000,
+  // --- NDJSON ingest and the demo dataset (src/ingest/ndjson.ts, src/demo) ---
+  /** One fs read of an NDJSON file: 4 MiB amortises the syscall; a line cut by the read is carried over (at most ingestLineBytesMax). */
+  ndjsonReadChunkBytes: 4 << 20,
+  /** Records in one NDJSON RRset (`rdata` array); the largest real RRsets (root NS, big TXT sets) hold tens. */
+  ndjsonRdataPerLineMax: 4_096,
+  /** Latest time an NDJSON record may carry, 2100-01-01: larger values are milliseconds or garbage, not seconds. */
+  ndjsonEpochSecMax: 4_102_444_800,
+  /** RRsets `rrscan demo --records` may ask for: 100 M is about 40 GB of shards, far beyond a demo. */
+  demoRecordsMax: 100_000_000,
+});
+
+export function checkLimits(): void {
+  const L = LIMITS;
+  assert.ok(L.ingestLineBytesMax < L.ndjsonReadChunkBytes, 'an NDJSON line must fit one read chunk');
+  assert.ok(L.resultsDefault <= L.resultsMaxCeiling, 'resultsDefault must not exceed resultsMaxCeiling');
+  assert.ok(L.writeChunkBytes <= L.socketBufferedBytesMax, 'a write chunk must fit the socket budget');
+  assert.ok(L.lineBytesMax < 64 * 1024, 'lines must stay under 64 KiB (compat.md)');
+  assert.ok(L.lineBytesMax < L.writeChunkBytes, 'one line must fit in one write chunk');
+  assert.ok(L.shardBytesMax < 2 ** 31, 'FlatBuffers offsets are signed 32-bit');
+  assert.ok(L.keepAliveIntervalMs < L.scanTimeoutMs, 'keep-alives must come before the scan timeout');
+  assert.ok(L.batchItemsMax > 0 && L.poolQueueMax > 0, 'batches and queue must be positive');
+  assert.ok(L.apiKeyCharsMin >= 16 && L.apiKeyCharsMin < L.apiKeyCharsMax, 'API key length bounds must be sane');
+  assert.ok(L.trialResultsMax <= L.resultsDefault && L.resultsDefault <= L.resultsMaxCeiling, 'trial results_max must not exceed the default');
+  assert.ok(L.chargeBatchMax > 0 && L.chargeBatchMax <= L.chargesPendingMax, 'a charge batch must fit the pending queue');
+  assert.ok(L.keyConcurrentMax <= L.searchesInFlightMax, 'a per-key cap above the process cap means nothing');
+  assert.ok(L.pcapPacketBytesMax < L.pcapngBlockBytesMax && L.pcapngBlockBytesMax <= L.sensorReadChunkBytes, 'a pcapng block must fit one read chunk');
+  assert.ok(L.tcpStreamBytesMax >= 2 * (65_535 + 2), 'a TCP direction must hold two whole DNS messages');
+  assert.ok(L.dnstapFrameBytesMax <= L.sensorReadChunkBytes, 'a dnstap frame must fit one read chunk');
+}

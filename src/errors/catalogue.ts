@@ -1,0 +1,142 @@
+// The one catalogue of coded errors.
+//
+// Each HTTP-facing entry carries the exact wire text the spec gives
+// (service-spec.md section 7, compat.md "Status codes"), its status and its
+// content type. Code paths throw or return `ApiError`s by code; the server
+// writes `status`, `contentType` and `body` verbatim. Errors that cross the
+// worker boundary arrive as structured-clone copies, so callers match on
+// `.code`, never on `instanceof` (undici's advice).
+//
+// test/unit/errors/catalogue.test.ts fails when this list and the spec's list
+// of 400 texts disagree.
+
+export type ContentKind = 'text/plain' | 'text/html';
+
+interface Entry {
+  readonly status: number;
+  readonly text: string;
+  readonly contentType: ContentKind;
+}
+
+const e = (status: number, text: string, contentType: ContentKind = 'text/plain'): Entry =>
+  Object.freeze({ status, text, contentType });
+
+export const API_ERRORS = Object.freeze({
+  // 400: spec section 7, in the spec's order.
+  EXCEPTION: e(400, 'Error: exception occurred'),
+  UNPARSABLE_REQUEST: e(400, 'Error: unable to parse request'),
+  BAD_SEARCH_METHOD: e(400, 'Error: SEARCH_METHOD has an unsupported value'),
+  BAD_WHAT_TO_SEARCH: e(400, 'Error: WHAT_TO_SEARCH has an unsupported value'),
+  BAD_RRTYPE: e(400, 'Error: RRTYPE has an unsupported value'),
+  BAD_RRTYPE_DNSSEC: e(400, 'Error: RRTYPE has an unsupported DNSSEC value'),
+  MISSING_SEGMENT: e(400, 'Error: REQUEST_URI is missing path segment'),
+  TOO_MANY_SEGMENTS: e(400, 'Error: REQUEST_URI has too many path segments'),
+  NO_REQUEST_URI: e(400, 'Error: REQUEST_URI not available from environment'),
+  BAD_PREFIX: e(400, 'Error: REQUEST_URI does not start with the service path prefix'),
+  // Auth and quota: spec section 5 and 7, compat.md.
+  NOT_AUTHORISED: e(401, 'Error: Not authorized for this API version'),
+  QUOTA_EXPIRED: e(401, 'Error: Quota is expired'),
+  BAD_API_KEY: e(403, 'Error: Bad API key'),
+  NOT_FOUND: e(404, '<html><head><title>404 Not Found</title></head><body><h1>Not Found</h1></body></html>\n', 'text/html'),
+  NOT_ACCEPTABLE: e(415, 'Error: Unsupported Media Type'),
+  OFFSET_NOT_ALLOWED: e(416, 'Error: Offset is not allowed'),
+  OFFSET_TOO_LARGE: e(416, 'Error: Offset exceeds the maximum allowed'),
+  RATE_LIMITED: e(429, 'Error: Rate limit exceeded'),
+  INTERNAL: e(500, '<html><head><title>500 Internal Server Error</title></head><body><h1>Internal Server Error</h1></body></html>\n', 'text/html'),
+  TOO_MANY_CONNECTIONS: e(503, 'Error: Too many concurrent connections'),
+  OVERLOADED: e(503, 'Error: Server is overloaded, try again later'),
+});
+
+export type ApiErrorCode = keyof typeof API_ERRORS;
+
+export class ApiError extends Error {
+  readonly code: ApiErrorCode;
+  readonly status: number;
+  readonly contentType: ContentKind;
+  constructor(code: ApiErrorCode, detail?: string) {
+    const entry = API_ERRORS[code];
+    super(detail ? `${entry.text} (${detail})` : entry.text);
+    this.name = 'ApiError';
+    this.code = code;
+    this.status = entry.status;
+    this.contentType = entry.contentType;
+  }
+  /** The exact body sent to the client: the catalogue text, never the detail. */
+  get body(): string {
+    return API_ERRORS[this.code].text;
+  }
+}
+
+export function isApiError(err: unknown): err is { code: ApiErrorCode } {
+  return typeof err === 'object' && err !== null && typeof (err as { code?: unknown }).code === 'string' &&
+    Object.prototype.hasOwnProperty.call(API_ERRORS, (err as { code: string }).code);
+}
+
+// In-stream failures (a `failed` terminator after 200 has gone out).
+export const STREAM_MESSAGES = Object.freeze({
+  NO_RESULTS: 'Query completed, no results found',
+  LIMITED: 'Result limit reached',
+  SCAN_TIMEOUT: 'Query timed out',
+  INTERNAL: 'Internal error',
+  SHUTDOWN: 'Server is shutting down',
+});
+
+/**
+ * A bad ingest record or file. `where` names the place a person can go to:
+ * "line 12", "packet 88", "byte offset 4096". Carries `code` so it survives
+ * structured cloning.
+ */
+export class IngestError extends Error {
+  readonly code = 'INGEST_BAD_INPUT';
+  readonly file: string;
+  readonly where: string;
+  readonly reason: string;
+  constructor(file: string, where: string, reason: string) {
+    super(`${file}: ${where}: ${reason}`);
+    this.name = 'IngestError';
+    this.file = file;
+    this.where = where;
+    this.reason = reason;
+  }
+}
+
+/** A DNS name or rdata that cannot be encoded or decoded. Callers wrap it in an IngestError with the place. */
+export class DnsFormatError extends Error {
+  readonly code = 'DNS_FORMAT';
+  constructor(message: string) {
+    super(message);
+    this.name = 'DnsFormatError';
+  }
+}
+
+/** A shard file that fails its header or checksum checks. Never half-read. */
+export class ShardCorruptError extends Error {
+  readonly code = 'SHARD_CORRUPT';
+  constructor(file: string, reason: string) {
+    super(`${file}: corrupt shard: ${reason}`);
+    this.name = 'ShardCorruptError';
+  }
+}
+
+/** A regex or glob that cannot be compiled; message names the offending position. */
+export class PatternError extends Error {
+  readonly code = 'BAD_PATTERN';
+  constructor(message: string) {
+    super(message);
+    this.name = 'PatternError';
+  }
+}
+
+/**
+ * A licence option that cannot be stored (from `rrscan keys add` or addKey()):
+ * `option` names the flag, e.g. "--burst-window", so the operator knows what to fix.
+ */
+export class LicenceError extends Error {
+  readonly code = 'BAD_LICENCE';
+  readonly option: string;
+  constructor(option: string, reason: string) {
+    super(`${option}: ${reason}`);
+    this.name = 'LicenceError';
+    this.option = option;
+  }
+}
