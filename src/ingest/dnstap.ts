@@ -1,0 +1,317 @@
+// dnstap files (Frame Streams of dnstap protobufs) -> Observations.
+//
+// Contract: dnstapObservations(file, ctx) streams a Frame Streams file
+// (LIMITS.sensorReadChunkBytes per read, ctx.progress after each read).
+// Control frames (a zero "length" escape, then the control length and type
+// START / STOP / READY / ACCEPT / FINISH) are checked: a START whose content
+// type is not "protobuf:dnstap.Dnstap" rejects the file, STOP ends it. Each
+// data frame (4-byte big-endian length, then a Dnstap protobuf) is decoded
+// with the small wire reader below, which reads only the fields we use:
+//   Dnstap  { type = 15 (MESSAGE = 1), message = 14 }
+//   Message { type = 1, query_time_sec = 8, query_zone = 11,
+//             response_time_sec = 12, response_message = 14 }
+// Messages of a *_RESPONSE type (the even types 2..14: AUTH, RESOLVER,
+// CLIENT, FORWARDER, STUB, TOOL, UPDATE) with a response_message become
+// observations timed by response_time_sec (query_time_sec when the sender
+// left it out). query_zone, when present, is the resolver's own delegation
+// state, the zone it asked that server about: it IS the bailiwick and
+// replaces the inference of sensor.ts.
+//
+// Bad input: a malformed frame or protobuf, or a response that does not
+// parse, is rejected with its frame number and byte offset (`frame N (byte
+// offset X)`) and reading goes on with the next frame; a bad frame length
+// (beyond LIMITS.dnstapFrameBytesMax) or a file ending inside a frame stops
+// the reading, since no later boundary can be trusted. Unlike a packet
+// capture, everything in a dnstap file was written by the DNS software on
+// purpose, so there is no "other traffic" to excuse. Queries, non-MESSAGE
+// frames and responses without a response_message are counted in
+// sensorStats(ctx) and skipped.
+
+import type { DnsMessage } from '../dns/message.js';
+import { parseMessage } from '../dns/message.js';
+import { readWireName } from '../dns/name.js';
+import { LIMITS } from '../config/limits.js';
+import { IngestError } from '../errors/catalogue.js';
+import type { IngestContext, Observation } from './observation.js';
+import { ChunkedFile, observeResponse, sensorStats, type SensorStats, type TimedResponse } from './sensor.js';
+
+const CONTENT_TYPE = 'protobuf:dnstap.Dnstap';
+const CONTROL_ACCEPT = 1;
+const CONTROL_START = 2;
+const CONTROL_STOP = 3;
+const CONTROL_READY = 4;
+const CONTROL_FINISH = 5;
+const CONTROL_FIELD_CONTENT_TYPE = 1;
+const DNSTAP_TYPE_MESSAGE = 1;
+
+// Protobuf wire types.
+const WT_VARINT = 0;
+const WT_I64 = 1;
+const WT_LEN = 2;
+const WT_I32 = 5;
+
+function u32(b: Uint8Array, i: number): number {
+  return ((b[i]! << 24) >>> 0) + ((b[i + 1]! << 16) | (b[i + 2]! << 8) | b[i + 3]!);
+}
+
+class ProtobufError extends Error {}
+
+/**
+ * The fields of one dnstap Message we use, as offsets into the frame so no
+ * bytes are copied. -1 marks an absent field.
+ */
+class TapMessage {
+  dnstapType = -1;
+  messageStart = -1;
+  messageEnd = -1;
+  type = -1;
+  queryTimeSec = -1;
+  responseTimeSec = -1;
+  zoneStart = -1;
+  zoneEnd = -1;
+  responseStart = -1;
+  responseEnd = -1;
+
+  reset(): void {
+    this.dnstapType = this.messageStart = this.messageEnd = this.type = -1;
+    this.queryTimeSec = this.responseTimeSec = this.zoneStart = this.zoneEnd = -1;
+    this.responseStart = this.responseEnd = -1;
+  }
+}
+
+/**
+ * A protobuf wire reader over b[pos, end). Varints above 2^53 lose precision,
+ * which no field we read can reach (times are seconds, types are small).
+ */
+class WireReader {
+  b: Uint8Array = new Uint8Array(0);
+  pos = 0;
+  end = 0;
+
+  at(b: Uint8Array, pos: number, end: number): this {
+    this.b = b;
+    this.pos = pos;
+    this.end = end;
+    return this;
+  }
+
+  varint(): number {
+    let value = 0;
+    let scale = 1;
+    for (let i = 0; i < 10; i++) {
+      if (this.pos >= this.end) throw new ProtobufError(`varint runs past the end at byte ${this.pos}`);
+      const byte = this.b[this.pos++]!;
+      value += (byte & 0x7f) * scale;
+      if ((byte & 0x80) === 0) return value;
+      scale *= 128;
+    }
+    throw new ProtobufError(`varint longer than 10 bytes at byte ${this.pos}`);
+  }
+
+  /** Skips the value of a field of the given wire type; returns the start of a length-delimited value. */
+  skip(wireType: number): number {
+    switch (wireType) {
+      case WT_VARINT:
+        this.varint();
+        return -1;
+      case WT_I64:
+        this.pos += 8;
+        break;
+      case WT_I32:
+        this.pos += 4;
+        break;
+      case WT_LEN: {
+        const len = this.varint();
+        const start = this.pos;
+        this.pos += len;
+        if (this.pos > this.end) throw new ProtobufError(`length ${len} runs past the end at byte ${start}`);
+        return start;
+      }
+      default:
+        throw new ProtobufError(`unsupported wire type ${wireType} at byte ${this.pos}`);
+    }
+    if (this.pos > this.end) throw new ProtobufError('fixed-width field runs past the end');
+    return -1;
+  }
+}
+
+const reader = new WireReader();
+
+/** Fills `m` from the Dnstap protobuf in b[start, end). Throws ProtobufError on malformed input. */
+function decodeDnstap(b: Uint8Array, start: number, end: number, m: TapMessage): void {
+  m.reset();
+  const r = reader.at(b, start, end);
+  while (r.pos < r.end) {
+    const key = r.varint();
+    const field = Math.floor(key / 8);
+    const wt = key & 7;
+    if (field === 15 && wt === WT_VARINT) m.dnstapType = r.varint();
+    else if (field === 14 && wt === WT_LEN) {
+      m.messageStart = r.skip(wt);
+      m.messageEnd = r.pos;
+    } else r.skip(wt);
+  }
+  if (m.messageStart < 0) return;
+  r.at(b, m.messageStart, m.messageEnd);
+  while (r.pos < r.end) {
+    const key = r.varint();
+    const field = Math.floor(key / 8);
+    const wt = key & 7;
+    if (wt === WT_VARINT && (field === 1 || field === 8 || field === 12)) {
+      const v = r.varint();
+      if (field === 1) m.type = v;
+      else if (field === 8) m.queryTimeSec = v;
+      else m.responseTimeSec = v;
+    } else if (wt === WT_LEN && (field === 11 || field === 14)) {
+      const s = r.skip(wt);
+      if (field === 11) {
+        m.zoneStart = s;
+        m.zoneEnd = r.pos;
+      } else {
+        m.responseStart = s;
+        m.responseEnd = r.pos;
+      }
+    } else r.skip(wt);
+  }
+}
+
+function reject(ctx: IngestContext, stats: SensorStats, where: string, reason: string): void {
+  stats.rejected++;
+  ctx.reject(new IngestError(ctx.file, where, reason));
+}
+
+/** The content type of a START control frame in b[start, end), or undefined when it names none. */
+function controlContentType(b: Uint8Array, start: number, end: number): string | undefined {
+  for (let p = start; p + 8 <= end;) {
+    const field = u32(b, p);
+    const len = u32(b, p + 4);
+    p += 8;
+    if (p + len > end) return undefined;
+    if (field === CONTROL_FIELD_CONTENT_TYPE) return Buffer.from(b.buffer, b.byteOffset + p, len).toString('latin1');
+    p += len;
+  }
+  return undefined;
+}
+
+export async function* dnstapObservations(file: string, ctx: IngestContext): AsyncIterable<Observation> {
+  const stats = sensorStats(ctx);
+  for await (const r of dnstapResponses(file, ctx)) {
+    const obs = observeResponse(r.msg, r.timeSec, r.bailiwick, stats);
+    for (let i = 0; i < obs.length; i++) yield obs[i]!;
+  }
+}
+
+/** The parsed DNS responses of a dnstap file with their times and query_zone: dnstapObservations' first half. */
+export async function* dnstapResponses(file: string, ctx: IngestContext): AsyncIterable<TimedResponse> {
+  const stats = sensorStats(ctx);
+  const src = await ChunkedFile.open(file, ctx);
+  const m = new TapMessage();
+  let frameNo = 0;
+  try {
+    for (;;) {
+      if (src.avail < 4) {
+        await src.fill(4);
+        if (src.avail === 0) return;
+        if (src.avail < 4) {
+          reject(ctx, stats, `byte offset ${src.offset}`, 'file ends inside a frame length');
+          return;
+        }
+      }
+      const frameOffset = src.offset;
+      const len = u32(src.buf, src.start);
+      frameNo++;
+      const where = `frame ${frameNo} (byte offset ${frameOffset})`;
+      if (len === 0) {
+        // Control frame: escape, control length, then the control type and its fields.
+        await src.fill(8);
+        const clen = src.avail >= 8 ? u32(src.buf, src.start + 4) : -1;
+        if (clen < 4 || clen > LIMITS.dnstapControlFrameBytesMax) {
+          reject(ctx, stats, where, clen < 0 ? 'file ends inside a control frame' : `bad control frame length ${clen}`);
+          return;
+        }
+        await src.fill(8 + clen);
+        if (src.avail < 8 + clen) {
+          reject(ctx, stats, where, 'file ends inside a control frame');
+          return;
+        }
+        const b = src.buf;
+        const ctype = u32(b, src.start + 8);
+        if (ctype === CONTROL_START) {
+          const contentType = controlContentType(b, src.start + 12, src.start + 8 + clen);
+          if (contentType !== undefined && contentType !== CONTENT_TYPE) {
+            reject(ctx, stats, where, `content type "${contentType}" is not "${CONTENT_TYPE}"`);
+            return;
+          }
+        } else if (ctype === CONTROL_STOP || ctype === CONTROL_FINISH) {
+          return;
+        } else if (ctype !== CONTROL_ACCEPT && ctype !== CONTROL_READY) {
+          reject(ctx, stats, where, `unknown control frame type ${ctype}`);
+          return;
+        }
+        src.start += 8 + clen;
+        continue;
+      }
+      if (len > LIMITS.dnstapFrameBytesMax) {
+        reject(ctx, stats, where, `frame length ${len} exceeds ${LIMITS.dnstapFrameBytesMax} bytes`);
+        return;
+      }
+      if (src.avail < 4 + len) {
+        await src.fill(4 + len);
+        if (src.avail < 4 + len) {
+          reject(ctx, stats, where, 'file ends inside a data frame');
+          return;
+        }
+      }
+      const b = src.bytes;
+      const start = src.start + 4;
+      src.start = start + len;
+      stats.packets++;
+      try {
+        decodeDnstap(b, start, start + len, m);
+      } catch (err) {
+        if (!(err instanceof ProtobufError)) throw err;
+        reject(ctx, stats, where, `malformed dnstap protobuf: ${err.message}`);
+        continue;
+      }
+      if (m.dnstapType !== DNSTAP_TYPE_MESSAGE || m.type < 0) {
+        stats.otherTraffic++;
+        continue;
+      }
+      // Odd message types are queries, even ones responses (dnstap.proto).
+      if ((m.type & 1) === 1) {
+        stats.queries++;
+        continue;
+      }
+      if (m.responseStart < 0) {
+        stats.otherTraffic++;
+        continue;
+      }
+      const sec = m.responseTimeSec >= 0 ? m.responseTimeSec : m.queryTimeSec;
+      if (sec < 0) {
+        reject(ctx, stats, where, 'response message has no time');
+        continue;
+      }
+      let msg: DnsMessage;
+      try {
+        msg = parseMessage(b.subarray(m.responseStart, m.responseEnd));
+      } catch (err) {
+        if ((err as { code?: unknown }).code !== 'DNS_FORMAT') throw err;
+        reject(ctx, stats, where, `DNS response does not parse: ${(err as Error).message}`);
+        continue;
+      }
+      let zone: string | undefined;
+      if (m.zoneStart >= 0) {
+        try {
+          zone = readWireName(b.subarray(m.zoneStart, m.zoneEnd), 0, false).name;
+        } catch (err) {
+          if ((err as { code?: unknown }).code !== 'DNS_FORMAT') throw err;
+          reject(ctx, stats, where, `query_zone does not parse: ${(err as Error).message}`);
+          continue;
+        }
+      }
+      yield zone === undefined ? { msg, timeSec: sec } : { msg, timeSec: sec, bailiwick: zone };
+    }
+  } finally {
+    await src.close();
+  }
+}

@@ -1,0 +1,415 @@
+// Zone-file source: RFC 1035 master files (and `dig AXFR` output, which is
+// one) -> one Observation per RRset.
+//
+// Contract. Understands $ORIGIN, $TTL, $INCLUDE (path relative to the
+// including file, origin restored afterwards, nesting bounded by
+// LIMITS.zoneIncludeDepthMax), relative names and "@", a blank owner meaning
+// the previous owner, TTL and class in either order (both optional),
+// parentheses across lines, `;` comments, quoted strings with escapes, the
+// RFC 3597 `\#` form, every type in rrtype.ts and TYPEnnn. Only class IN is
+// kept; other classes, meta types and bad records are handed to ctx.reject
+// with the file and line, and parsing goes on with the next record.
+//
+// Records are grouped into RRsets by (owner, type) with identical rdata
+// counted once: the SOA that AXFR output repeats at its end, or a record
+// listed twice, adds nothing. A file is grouped in memory (bounded by
+// LIMITS.zoneRrsetsPerFileMax) because master files need not keep an
+// RRset's records together; the file itself is streamed in chunks.
+//
+// Each RRset becomes { count 1, bailiwick = the zone origin, zone times =
+// observedAt, sensor times 0 }. The zone origin is --origin, else the first
+// $ORIGIN, else the owner of the first SOA, else the root. observedAt is
+// --observed-at, else the date in an SOA serial of the form YYYYMMDDnn
+// (00:00 UTC), else now.
+
+import { createReadStream } from 'node:fs';
+import path from 'node:path';
+import { LIMITS } from '../config/limits.js';
+import { IngestError } from '../errors/catalogue.js';
+import { normalizeName } from '../dns/name.js';
+import { rdataFromTokens, rdataToText, parseTtl, tokenize, Tokens, type TokenizerState } from '../dns/rdata.js';
+import { isMetaType, RR, rrtypeFromText, rrtypeToText } from '../dns/rrtype.js';
+import type { IngestContext, Observation, Rdata } from './observation.js';
+
+export interface ZoneOptions {
+  /** --origin: the zone's name; relative names start from it and it is every RRset's bailiwick. */
+  origin?: string;
+  /** --observed-at: epoch seconds to record as the zone time. */
+  observedAt?: number;
+}
+
+interface RrsetGroup {
+  rrname: string;
+  rrtype: number;
+  rdata: Rdata[];
+  /** Wire keys, built only once an RRset is large enough for linear comparison to hurt. */
+  seen: Set<string> | undefined;
+}
+
+/** RRsets up to this many records are deduplicated by comparing bytes; larger ones keep a Set. */
+const LINEAR_DEDUPE_MAX = 16;
+
+/** A record error: becomes an IngestError with the file and line. */
+class RecordError extends Error {}
+
+/** Per-file parsing state; an $INCLUDE gets its own. */
+interface FileState {
+  file: string;
+  depth: number;
+  origin: string | undefined;
+  prevOwnerToken: string | undefined;
+  prevOwner: string | undefined;
+  lineNo: number;
+  // The logical record being assembled (it may span lines inside parentheses).
+  tokens: Tokens;
+  tok: TokenizerState;
+  recordLine: number;
+  blankOwner: boolean;
+  recordBytes: number;
+  recordError: string | undefined;
+}
+
+interface IncludeRequest {
+  file: string;
+  origin: string | undefined;
+  line: number;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+const NON_ASCII = /[\x80-\xff]/;
+const CLASSES = new Set(['IN', 'CH', 'CHAOS', 'HS', 'HESIOD', 'CS', 'NONE', 'ANY']);
+
+function isAsciiDigit(c: number): boolean {
+  return c >= 0x30 && c <= 0x39;
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+function wireKey(w: Uint8Array): string {
+  return Buffer.from(w.buffer, w.byteOffset, w.length).toString('latin1');
+}
+
+/** Offset just after the uncompressed wire name at w[p] (past the end when there is none). */
+function skipName(w: Uint8Array, p: number): number {
+  while (p < w.length && w[p] !== 0) p += w[p]! + 1;
+  return p + 1;
+}
+
+/**
+ * 00:00 UTC of the date in a serial like 2024101100 (YYYYMMDDnn), in epoch
+ * seconds; undefined unless it is a real calendar date between 1985 and
+ * 2099 (serials that count seconds or are plain counters are not dates).
+ */
+export function serialDate(serial: number): number | undefined {
+  if (serial < 1_985_010_100 || serial > 2_099_123_199) return undefined;
+  const y = Math.floor(serial / 1_000_000);
+  const m = Math.floor(serial / 10_000) % 100;
+  const d = Math.floor(serial / 100) % 100;
+  if (m < 1 || m > 12 || d < 1 || d > 31) return undefined;
+  const ms = Date.UTC(y, m - 1, d);
+  if (new Date(ms).getUTCDate() !== d) return undefined;
+  return ms / 1000;
+}
+
+class ZoneParser {
+  /** RRsets by owner: one group, or several when the owner has several types. */
+  readonly groups = new Map<string, RrsetGroup | RrsetGroup[]>();
+  rrsets = 0;
+  firstDollarOrigin: string | undefined;
+  firstSoaOwner: string | undefined;
+  firstSoaSerial: number | undefined;
+
+  constructor(private readonly ctx: IngestContext) {}
+
+  private reject(fs: FileState, line: number, reason: string): void {
+    this.ctx.reject(new IngestError(fs.file, `line ${line}`, reason));
+  }
+
+  async readFile(file: string, depth: number, origin: string | undefined, topLevel: boolean): Promise<void> {
+    const fs: FileState = {
+      file, depth, origin, prevOwnerToken: undefined, prevOwner: undefined, lineNo: 0,
+      tokens: new Tokens(), tok: { depth: 0 }, recordLine: 0, blankOwner: false, recordBytes: 0, recordError: undefined,
+    };
+    const stream = createReadStream(file, { highWaterMark: 1 << 20 });
+    let carry: Buffer | undefined;
+    let bytesRead = 0;
+    let skippingLongLine = false;
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      bytesRead += chunk.length;
+      let buf = chunk;
+      if (carry) {
+        buf = Buffer.concat([carry, chunk]);
+        carry = undefined;
+      }
+      // One check per chunk spares the per-line UTF-8 test for ASCII files.
+      const ascii = !NON_ASCII.test(buf.toString('latin1'));
+      let start = 0;
+      for (;;) {
+        const nl = buf.indexOf(0x0a, start);
+        if (nl < 0) break;
+        if (skippingLongLine) {
+          skippingLongLine = false;
+        } else {
+          const include = this.line(fs, buf, start, nl, ascii);
+          if (include) await this.include(fs, include);
+        }
+        start = nl + 1;
+      }
+      if (start < buf.length) {
+        if (buf.length - start > LIMITS.ingestLineBytesMax || skippingLongLine) {
+          // A line longer than the limit: report it once and drop bytes up to its end.
+          if (!skippingLongLine) {
+            fs.lineNo++;
+            this.reject(fs, fs.lineNo, `line longer than ${LIMITS.ingestLineBytesMax} bytes`);
+            this.abandonRecord(fs);
+          }
+          skippingLongLine = true;
+        } else {
+          carry = Buffer.from(buf.subarray(start));
+        }
+      }
+      if (topLevel) this.ctx.progress?.(bytesRead);
+    }
+    if (carry && carry.length > 0) {
+      const include = this.line(fs, carry, 0, carry.length, false);
+      if (include) await this.include(fs, include);
+    }
+    if (fs.tok.depth > 0) {
+      this.reject(fs, fs.recordLine, 'unbalanced "(": the record never closes before the end of the file');
+    }
+  }
+
+  private abandonRecord(fs: FileState): void {
+    fs.tokens.clear();
+    fs.tok.depth = 0;
+    fs.recordError = undefined;
+  }
+
+  private async include(fs: FileState, req: IncludeRequest): Promise<void> {
+    if (fs.depth + 1 > LIMITS.zoneIncludeDepthMax) {
+      this.reject(fs, req.line, `$INCLUDE nested deeper than ${LIMITS.zoneIncludeDepthMax} files`);
+      return;
+    }
+    try {
+      await this.readFile(req.file, fs.depth + 1, req.origin, false);
+    } catch (err) {
+      const code = (err as { code?: unknown }).code;
+      if (code === 'ENOENT' || code === 'EACCES' || code === 'EISDIR') {
+        this.reject(fs, req.line, `$INCLUDE ${req.file}: ${(err as Error).message}`);
+        return;
+      }
+      throw err;
+    }
+  }
+
+  /**
+   * One physical line, buf[start, end). Returns an include request when the
+   * line completes an $INCLUDE directive (the caller reads it, since that is
+   * asynchronous).
+   */
+  private line(fs: FileState, buf: Buffer, start: number, end: number, ascii: boolean): IncludeRequest | undefined {
+    fs.lineNo++;
+    if (end > start && buf[end - 1] === 0x0d) end--;
+    if (fs.tok.depth === 0) {
+      // A new logical record starts here.
+      fs.tokens.clear();
+      fs.recordLine = fs.lineNo;
+      fs.recordBytes = 0;
+      fs.recordError = undefined;
+      const c = end > start ? buf[start]! : 0;
+      fs.blankOwner = c === 0x20 || c === 0x09;
+    }
+    let text = buf.toString('latin1', start, end);
+    if (!ascii && NON_ASCII.test(text)) {
+      try {
+        text = utf8.decode(buf.subarray(start, end));
+      } catch {
+        fs.recordError ??= 'not valid UTF-8 (write such bytes as \\DDD)';
+      }
+    }
+    fs.recordBytes += end - start;
+    if (fs.recordBytes > LIMITS.ingestLineBytesMax) fs.recordError ??= `record longer than ${LIMITS.ingestLineBytesMax} bytes`;
+    try {
+      tokenize(text, fs.tokens, fs.tok);
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== 'DNS_FORMAT') throw err;
+      fs.recordError ??= (err as Error).message;
+      fs.tok.depth = 0;
+    }
+    if (fs.recordError !== undefined && fs.tokens.length > 64) fs.tokens.clear(); // keep no more than needed
+    if (fs.tok.depth > 0) return undefined;
+    if (fs.recordError !== undefined) {
+      this.reject(fs, fs.recordLine, fs.recordError);
+      fs.recordError = undefined;
+      return undefined;
+    }
+    if (fs.tokens.length === 0) return undefined;
+    try {
+      return this.record(fs);
+    } catch (err) {
+      const code = (err as { code?: unknown }).code;
+      if (code !== 'DNS_FORMAT' && !(err instanceof RecordError)) throw err;
+      this.reject(fs, fs.recordLine, (err as Error).message);
+      return undefined;
+    }
+  }
+
+  /** One complete logical record in fs.tokens. */
+  private record(fs: FileState): IncludeRequest | undefined {
+    const toks = fs.tokens;
+    let i = 0;
+    let owner: string;
+    if (!fs.blankOwner) {
+      const t0 = toks.text[0]!;
+      if (!toks.quoted[0] && t0.charCodeAt(0) === 0x24 /* $ */) return this.directive(fs);
+      if (t0 === fs.prevOwnerToken && fs.prevOwner !== undefined) {
+        owner = fs.prevOwner;
+      } else {
+        owner = normalizeName(t0, fs.origin);
+        fs.prevOwnerToken = t0;
+        fs.prevOwner = owner;
+      }
+      i = 1;
+    } else {
+      if (fs.prevOwner === undefined) throw new RecordError('record without an owner name (line starts with a blank, no previous owner)');
+      owner = fs.prevOwner;
+    }
+    // Optional TTL and class, in either order.
+    let rrclass = 'IN';
+    for (let k = 0; k < 2 && i < toks.length && !toks.quoted[i]; k++) {
+      const t = toks.text[i]!;
+      if (isAsciiDigit(t.charCodeAt(0))) {
+        if (parseTtl(t) === undefined) throw new RecordError(`bad TTL "${t.slice(0, 40)}"`);
+        i++;
+        continue;
+      }
+      const up = t.toUpperCase();
+      if (CLASSES.has(up) || /^CLASS\d{1,5}$/.test(up)) {
+        rrclass = up;
+        i++;
+        continue;
+      }
+      break;
+    }
+    if (i >= toks.length) throw new RecordError('record has no type');
+    const typeText = toks.text[i]!;
+    const rrtype = toks.quoted[i] ? undefined : rrtypeFromText(typeText);
+    if (rrtype === undefined) throw new RecordError(`unknown type "${typeText.slice(0, 40)}"`);
+    if (rrclass !== 'IN' && rrclass !== 'CLASS1') throw new RecordError(`class ${rrclass} is not supported (only IN is kept)`);
+    if (isMetaType(rrtype)) throw new RecordError(`type ${rrtypeToText(rrtype)} cannot appear in a zone file`);
+    const wire = rdataFromTokens(rrtype, toks, i + 1, fs.origin);
+    this.add(owner, rrtype, wire);
+    if (rrtype === RR.SOA && this.firstSoaOwner === undefined) {
+      this.firstSoaOwner = owner;
+      // `SOA \# 0` is accepted as a record but has no serial.
+      const p = skipName(wire, skipName(wire, 0));
+      if (p + 4 <= wire.length) this.firstSoaSerial = ((wire[p]! << 24) | (wire[p + 1]! << 16) | (wire[p + 2]! << 8) | wire[p + 3]!) >>> 0;
+    }
+    return undefined;
+  }
+
+  private add(owner: string, rrtype: number, wire: Uint8Array): void {
+    // Keyed by owner first: consecutive records share the owner string, whose
+    // hash V8 caches, so no key string is built per record.
+    let slot = this.groups.get(owner);
+    let g: RrsetGroup | undefined;
+    if (slot === undefined) {
+      g = this.newGroup(owner, rrtype);
+      this.groups.set(owner, g);
+    } else if (Array.isArray(slot)) {
+      for (let j = 0; j < slot.length; j++) if (slot[j]!.rrtype === rrtype) g = slot[j];
+      if (g === undefined) slot.push((g = this.newGroup(owner, rrtype)));
+    } else if (slot.rrtype === rrtype) {
+      g = slot;
+    } else {
+      g = this.newGroup(owner, rrtype);
+      slot = [slot, g];
+      this.groups.set(owner, slot);
+    }
+    if (g.seen !== undefined) {
+      const k = wireKey(wire);
+      if (g.seen.has(k)) return;
+      g.seen.add(k);
+    } else {
+      for (let j = 0; j < g.rdata.length; j++) if (sameBytes(g.rdata[j]!.wire, wire)) return;
+    }
+    // The canonical text is made here, once per distinct record, so a record
+    // we cannot present is rejected with its line.
+    g.rdata.push({ text: rdataToText(rrtype, wire), wire });
+    if (g.seen === undefined && g.rdata.length > LINEAR_DEDUPE_MAX) g.seen = new Set(g.rdata.map((r) => wireKey(r.wire)));
+  }
+
+  private newGroup(owner: string, rrtype: number): RrsetGroup {
+    if (++this.rrsets > LIMITS.zoneRrsetsPerFileMax) {
+      throw new IngestError(this.ctx.file, 'whole file', `more than ${LIMITS.zoneRrsetsPerFileMax} RRsets in one zone file; split it`);
+    }
+    return { rrname: owner, rrtype, rdata: [], seen: undefined };
+  }
+
+  private directive(fs: FileState): IncludeRequest | undefined {
+    const toks = fs.tokens;
+    const name = toks.text[0]!.toUpperCase();
+    const arg = (k: number): string => {
+      if (k >= toks.length || toks.quoted[k]) throw new RecordError(`${name} needs an argument`);
+      return toks.text[k]!;
+    };
+    switch (name) {
+      case '$ORIGIN': {
+        if (toks.length > 2) throw new RecordError('$ORIGIN takes one name');
+        fs.origin = normalizeName(arg(1), fs.origin);
+        this.firstDollarOrigin ??= fs.origin;
+        return undefined;
+      }
+      case '$TTL':
+        if (parseTtl(arg(1)) === undefined || toks.length > 2) throw new RecordError(`bad $TTL "${arg(1).slice(0, 40)}"`);
+        return undefined;
+      case '$INCLUDE': {
+        if (toks.length > 3) throw new RecordError('$INCLUDE takes a file name and an optional origin');
+        const target = path.resolve(path.dirname(fs.file), arg(1));
+        const origin = toks.length > 2 ? normalizeName(arg(2), fs.origin) : fs.origin;
+        return { file: target, origin, line: fs.recordLine };
+      }
+      case '$GENERATE':
+        throw new RecordError('$GENERATE is not supported');
+      default:
+        throw new RecordError(`unknown directive ${name.slice(0, 40)}`);
+    }
+  }
+}
+
+/** Parses one zone file (and what it includes) into one Observation per RRset. */
+export async function* zoneObservations(file: string, ctx: IngestContext, opts: ZoneOptions): AsyncIterable<Observation> {
+  let origin: string | undefined;
+  if (opts.origin !== undefined) {
+    try {
+      origin = normalizeName(opts.origin);
+    } catch (err) {
+      throw new IngestError(file, '--origin', (err as Error).message);
+    }
+  }
+  const parser = new ZoneParser(ctx);
+  await parser.readFile(file, 0, origin, true);
+
+  const bailiwick = origin ?? parser.firstDollarOrigin ?? parser.firstSoaOwner ?? '.';
+  const serialTime = parser.firstSoaSerial === undefined ? undefined : serialDate(parser.firstSoaSerial);
+  const observedAt = opts.observedAt ?? serialTime ?? Math.floor(Date.now() / 1000);
+  for (const slot of parser.groups.values()) {
+    for (const g of Array.isArray(slot) ? slot : [slot]) {
+      yield {
+        rrname: g.rrname,
+        rrtype: g.rrtype,
+        bailiwick,
+        rdata: g.rdata,
+        count: 1,
+        timeFirst: 0,
+        timeLast: 0,
+        zoneTimeFirst: observedAt,
+        zoneTimeLast: observedAt,
+      };
+    }
+  }
+}
