@@ -1,0 +1,364 @@
+// The trigram index of a record blob: for each trigram of lower-cased bytes,
+// the ascending ids of the records containing it. It answers selective
+// flexible searches (a handful of candidates verified by RE2) instead of a
+// full blob scan: measured 5 ms against 763 ms on 10 M names.
+//
+// Format (stored in the shard as three vectors, see TrigramIndexParts):
+// - keys: the trigram codes present, ascending; code = (b0<<16)|(b1<<8)|b2 of
+//   LOWER-CASED ASCII bytes (upper-case letters fold to lower case; all other
+//   bytes are the record's own). Trigrams never span the `\n` separator.
+// - starts: keys.length + 1 entries; the postings of keys[k] are the bytes
+//   postings[starts[k] .. starts[k+1]).
+// - postings: per key, the record ids ascending, deduplicated per record,
+//   delta-coded (first id as is, then id - previous id, always >= 1) in
+//   unsigned LEB128 (7 bits per byte, high bit = more bytes follow).
+//
+// Building is two passes over the blob with typed arrays only (no Map, no
+// per-trigram arrays): pass 1 learns, for every trigram, the exact byte size
+// of its delta-coded postings (the delta of each new (trigram, record) pair
+// is known from the last record that had the trigram); a prefix sum places
+// each key's postings; pass 2 writes them. Trigrams are counted in a dense
+// space of 69^3 (the printable bytes once upper case is folded), 328,509
+// slots (two Uint32Arrays: 2.6 MB) whatever the blob size, plus the output.
+//
+// Querying: candidates() evaluates a TrigramQuery (pattern.ts) to a sorted
+// list of record ids that MAY match; RE2 confirms each. Every shortcut it
+// takes keeps the result a superset of the true matches: an AND may stop
+// intersecting once its running set is small compared to the next list (the
+// remaining terms only remove candidates), and a term too costly to evaluate
+// counts as "all records". It answers 'scan' when the query is `all` or the
+// result would exceed the caller's budget (the blob scan is then cheaper).
+
+import assert from 'node:assert/strict';
+import type { TrigramQuery } from '../query/pattern.js';
+import type { BlobView } from './blob-searcher.js';
+
+export interface TrigramIndexParts {
+  keys: Uint32Array;
+  starts: Uint32Array;
+  postings: Uint8Array;
+}
+
+// Dense numbering of the bytes a lower-cased record can hold: 0x20..0x7E
+// minus A..Z = 69 symbols, numbered in byte order so dense order is code order.
+const SYMBOLS = 69;
+const DENSE = new Int16Array(256).fill(-1);
+const SYMBOL_BYTE = new Uint8Array(SYMBOLS);
+{
+  let d = 0;
+  for (let b = 0x20; b <= 0x7e; b++) {
+    if (b >= 0x41 && b <= 0x5a) continue;
+    SYMBOL_BYTE[d] = b;
+    DENSE[b] = d++;
+  }
+  assert.equal(d, SYMBOLS);
+  for (let b = 0x41; b <= 0x5a; b++) DENSE[b] = DENSE[b | 0x20]!;
+}
+const SPACE = SYMBOLS * SYMBOLS * SYMBOLS;
+
+function varintLength(v: number): number {
+  return v < 0x80 ? 1 : v < 0x4000 ? 2 : v < 0x200000 ? 3 : v < 0x10000000 ? 4 : 5;
+}
+
+/** Builds the index of a blob (over its lower-cased bytes). */
+export function buildTrigramIndex(view: BlobView): TrigramIndexParts {
+  const { blob, offsets } = view;
+  const n = offsets.length - 1;
+  assert.ok(n >= 0 && offsets[n] === blob.length, 'offsets must end at the blob length');
+  // last[t] = 1 + the last record that had trigram t (0: none yet).
+  const last = new Uint32Array(SPACE);
+  // Postings bytes per trigram: at most 5 per record, so < 2^32 for any shard.
+  const size = new Uint32Array(SPACE);
+
+  // Pass 1: postings byte size per trigram.
+  for (let r = 0; r < n; r++) {
+    const s = offsets[r]!;
+    const e = offsets[r + 1]! - 1; // excludes the `\n`
+    assert.ok(e >= s && blob[e] === 0x0a, `record ${r} does not end with \\n`);
+    if (e - s < 3) {
+      for (let p = s; p < e; p++) if (DENSE[blob[p]!]! < 0) badByte(blob, p, r);
+      continue;
+    }
+    let a = DENSE[blob[s]!]!;
+    let b = DENSE[blob[s + 1]!]!;
+    if (a < 0) badByte(blob, s, r);
+    if (b < 0) badByte(blob, s + 1, r);
+    const tag = r + 1;
+    for (let p = s + 2; p < e; p++) {
+      const c = DENSE[blob[p]!]!;
+      if (c < 0) badByte(blob, p, r);
+      const t = (a * SYMBOLS + b) * SYMBOLS + c;
+      const prev = last[t]!;
+      if (prev !== tag) {
+        size[t] += varintLength(prev === 0 ? r : r - (prev - 1));
+        last[t] = tag;
+      }
+      a = b;
+      b = c;
+    }
+  }
+
+  // Place each key's postings.
+  let keyCount = 0;
+  let total = 0;
+  for (let t = 0; t < SPACE; t++) if (size[t]! > 0) { keyCount++; total += size[t]!; }
+  assert.ok(total < 2 ** 32 && n < 2 ** 28, 'trigram postings exceed 4 GiB');
+  const keys = new Uint32Array(keyCount);
+  const starts = new Uint32Array(keyCount + 1);
+  // Reuse `size` as the write cursor of each trigram.
+  const cursor = size;
+  let k = 0;
+  let at = 0;
+  for (let t = 0; t < SPACE; t++) {
+    const len = size[t]!;
+    if (len === 0) continue;
+    const a = Math.floor(t / (SYMBOLS * SYMBOLS));
+    const b = Math.floor(t / SYMBOLS) % SYMBOLS;
+    const c = t % SYMBOLS;
+    keys[k] = (SYMBOL_BYTE[a]! << 16) | (SYMBOL_BYTE[b]! << 8) | SYMBOL_BYTE[c]!;
+    starts[k] = at;
+    cursor[t] = at;
+    at += len;
+    k++;
+  }
+  starts[keyCount] = at;
+
+  // Pass 2: write the delta varints.
+  const postings = new Uint8Array(total);
+  last.fill(0);
+  for (let r = 0; r < n; r++) {
+    const s = offsets[r]!;
+    const e = offsets[r + 1]! - 1;
+    if (e - s < 3) continue;
+    let a = DENSE[blob[s]!]!;
+    let b = DENSE[blob[s + 1]!]!;
+    const tag = r + 1;
+    for (let p = s + 2; p < e; p++) {
+      const c = DENSE[blob[p]!]!;
+      const t = (a * SYMBOLS + b) * SYMBOLS + c;
+      const prev = last[t]!;
+      if (prev !== tag) {
+        let v = prev === 0 ? r : r - (prev - 1);
+        let w = cursor[t]!;
+        while (v >= 0x80) { postings[w++] = (v & 0x7f) | 0x80; v >>>= 7; }
+        postings[w++] = v;
+        cursor[t] = w;
+        last[t] = tag;
+      }
+      a = b;
+      b = c;
+    }
+  }
+  return { keys, starts, postings };
+}
+
+function badByte(blob: Uint8Array, p: number, r: number): never {
+  assert.fail(`record ${r} holds byte 0x${blob[p]!.toString(16)} at blob offset ${p}; records must be printable ASCII`);
+}
+
+/** Encodes ascending ids as delta LEB128 (tests and tools; the builder writes in place). */
+export function encodePostings(ids: ArrayLike<number>): Uint8Array {
+  const out: number[] = [];
+  let prev = 0;
+  for (let i = 0; i < ids.length; i++) {
+    const id = ids[i]!;
+    assert.ok(i === 0 ? id >= 0 : id > prev, 'posting ids must ascend');
+    let v = i === 0 ? id : id - prev;
+    while (v >= 0x80) { out.push((v & 0x7f) | 0x80); v >>>= 7; }
+    out.push(v);
+    prev = id;
+  }
+  return Uint8Array.from(out);
+}
+
+/** Decodes postings bytes [s, e) into ascending ids. */
+export function decodePostings(postings: Uint8Array, s: number, e: number): Uint32Array {
+  // Size the output exactly (one id per byte without the continuation bit):
+  // a common trigram's list holds far fewer ids than bytes once ids grow.
+  let count = 0;
+  for (let p = s; p < e; p++) if (postings[p]! < 0x80) count++;
+  const out = new Uint32Array(count);
+  let n = 0;
+  let id = 0;
+  let p = s;
+  while (p < e) {
+    let v = 0;
+    let shift = 0;
+    let byte: number;
+    do {
+      byte = postings[p++]!;
+      v += (byte & 0x7f) * 2 ** shift;
+      shift += 7;
+    } while (byte & 0x80);
+    id += v;
+    out[n++] = id;
+  }
+  return out;
+}
+
+/** Ids of `running` that also appear in postings [s, e): one pass over the bytes, no decoded copy. */
+function intersectPostings(running: Uint32Array, postings: Uint8Array, s: number, e: number): Uint32Array {
+  const out = new Uint32Array(running.length);
+  let n = 0;
+  let i = 0;
+  let id = 0;
+  let p = s;
+  while (p < e && i < running.length) {
+    let v = 0;
+    let shift = 0;
+    let byte: number;
+    do {
+      byte = postings[p++]!;
+      v += (byte & 0x7f) * 2 ** shift;
+      shift += 7;
+    } while (byte & 0x80);
+    id += v;
+    while (i < running.length && running[i]! < id) i++;
+    if (i < running.length && running[i] === id) out[n++] = running[i++]!;
+  }
+  return out.subarray(0, n);
+}
+
+function intersect(a: Uint32Array, b: Uint32Array): Uint32Array {
+  const out = new Uint32Array(Math.min(a.length, b.length));
+  let n = 0;
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    const x = a[i]!;
+    const y = b[j]!;
+    if (x < y) i++;
+    else if (y < x) j++;
+    else { out[n++] = x; i++; j++; }
+  }
+  return out.subarray(0, n);
+}
+
+function union(a: Uint32Array, b: Uint32Array): Uint32Array {
+  if (a.length === 0) return b;
+  if (b.length === 0) return a;
+  const out = new Uint32Array(a.length + b.length);
+  let n = 0;
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    const x = a[i]!;
+    const y = b[j]!;
+    if (x < y) { out[n++] = x; i++; }
+    else if (y < x) { out[n++] = y; j++; }
+    else { out[n++] = x; i++; j++; }
+  }
+  while (i < a.length) out[n++] = a[i++]!;
+  while (j < b.length) out[n++] = b[j++]!;
+  return out.subarray(0, n);
+}
+
+/** Posting byte range of a trigram code, or null when no record has it. */
+function lookup(index: TrigramIndexParts, code: number): [number, number] | null {
+  const { keys, starts } = index;
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (keys[mid]! < code) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < keys.length && keys[lo] === code ? [starts[lo]!, starts[lo + 1]!] : null;
+}
+
+/**
+ * An AND stops intersecting when the next term's postings are larger than
+ * this many bytes per candidate already held: decoding ~1-3 ns/byte against
+ * ~2 us for RE2 to reject a candidate, so the intersection no longer pays.
+ */
+const AND_STOP_BYTES_PER_CANDIDATE = 256;
+/** Each id costs 1 to 5 bytes; postings larger than this times the budget cannot fit in it. */
+const BYTES_PER_ID_MAX = 5;
+
+const EMPTY: Uint32Array = new Uint32Array(0);
+
+interface Term { cost: number; range?: [number, number]; sub?: TrigramQuery }
+
+/** A postings-byte estimate of the work to evaluate q (Infinity for `all`). */
+function cost(index: TrigramIndexParts, q: TrigramQuery): number {
+  switch (q.op) {
+    case 'all': return Infinity;
+    case 'none': return 0;
+    case 'and': {
+      let c = Infinity;
+      for (const t of q.trigrams) { const r = lookup(index, t); c = Math.min(c, r ? r[1] - r[0] : 0); }
+      for (const s of q.subs) c = Math.min(c, cost(index, s));
+      return c;
+    }
+    case 'or': {
+      let c = 0;
+      for (const t of q.trigrams) { const r = lookup(index, t); c += r ? r[1] - r[0] : 0; }
+      for (const s of q.subs) c += cost(index, s);
+      return c;
+    }
+  }
+}
+
+/** Ids that may match q, or null for "every record" (unknown or too costly). */
+function evaluate(index: TrigramIndexParts, q: TrigramQuery, budget: number): Uint32Array | null {
+  switch (q.op) {
+    case 'all': return null;
+    case 'none': return EMPTY;
+    case 'and': {
+      const terms: Term[] = [];
+      for (const t of q.trigrams) {
+        const r = lookup(index, t);
+        if (!r) return EMPTY;
+        terms.push({ cost: r[1] - r[0], range: r });
+      }
+      for (const s of q.subs) terms.push({ cost: cost(index, s), sub: s });
+      terms.sort((x, y) => x.cost - y.cost);
+      let running: Uint32Array | null = null;
+      for (const term of terms) {
+        if (running !== null && term.cost > running.length * AND_STOP_BYTES_PER_CANDIDATE) break;
+        if (term.range) {
+          running = running === null ? decodePostings(index.postings, term.range[0], term.range[1]) :
+            intersectPostings(running, index.postings, term.range[0], term.range[1]);
+        } else {
+          const ids = evaluate(index, term.sub!, budget);
+          if (ids === null) continue;
+          running = running === null ? ids : intersect(running, ids);
+        }
+        if (running.length === 0) return EMPTY;
+      }
+      return running;
+    }
+    case 'or': {
+      let acc: Uint32Array = EMPTY;
+      for (const t of q.trigrams) {
+        const r = lookup(index, t);
+        if (!r) continue;
+        if (r[1] - r[0] > budget * BYTES_PER_ID_MAX) return null;
+        acc = union(acc, decodePostings(index.postings, r[0], r[1]));
+        if (acc.length > budget) return null;
+      }
+      for (const s of q.subs) {
+        const ids = evaluate(index, s, budget);
+        if (ids === null) return null;
+        acc = union(acc, ids);
+        if (acc.length > budget) return null;
+      }
+      return acc;
+    }
+  }
+}
+
+/**
+ * Sorted record ids that may match; 'scan' when the query is 'all' or the result would exceed `budget` ids (caller
+ * falls back to scanRecords).
+ */
+export function candidates(index: TrigramIndexParts, q: TrigramQuery, recordCount: number, budget: number): Uint32Array | 'scan' {
+  if (q.op === 'all') return 'scan';
+  if (q.op === 'none' || recordCount === 0) return EMPTY;
+  // No keys at all: either every record is shorter than 3 bytes or the shard
+  // carries no index. Either way a scan is right, and cheap in the first case.
+  if (index.keys.length === 0) return 'scan';
+  const ids = evaluate(index, q, Math.max(0, budget));
+  if (ids === null || ids.length > budget) return 'scan';
+  return ids;
+}

@@ -1,0 +1,192 @@
+// The trigram index: exact layout on small blobs, postings coding, case
+// folding, no trigram across the separator, candidate evaluation (always a
+// superset of the true matches), and a run over real names and rdata.
+
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import RE2 from 're2';
+import { describe, expect, test } from 'vitest';
+import { compilePattern } from '../../../src/query/pattern.js';
+import { ALL, NONE, queryHolds, trigramCode, type TrigramQuery } from '../../../src/query/trigram-query.js';
+import { makeMatcher, recordMatches, scanRecords, type BlobView } from '../../../src/scan/blob-searcher.js';
+import { buildTrigramIndex, candidates, decodePostings, encodePostings } from '../../../src/scan/trigram-index.js';
+
+function makeView(records: readonly string[]): BlobView {
+  const total = records.reduce((n, r) => n + r.length + 1, 0);
+  const blob = Buffer.alloc(total);
+  const offsets = new Uint32Array(records.length + 1);
+  let at = 0;
+  records.forEach((r, i) => {
+    offsets[i] = at;
+    at += blob.write(r, at, 'latin1');
+    blob[at++] = 0x0a;
+  });
+  offsets[records.length] = at;
+  return { blob, offsets };
+}
+
+const code = (s: string) => trigramCode(s.charCodeAt(0), s.charCodeAt(1), s.charCodeAt(2));
+const and = (...t: string[]): TrigramQuery => ({ op: 'and', trigrams: t.map(code).sort((a, b) => a - b), subs: [] });
+const or = (...t: string[]): TrigramQuery => ({ op: 'or', trigrams: t.map(code).sort((a, b) => a - b), subs: [] });
+
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe('postings coding', () => {
+  test('delta LEB128 round trip across varint widths', () => {
+    const ids = [0, 1, 127, 128, 255, 16_383, 16_384, 16_511, 2_097_151, 2_097_152, 268_435_455, 268_435_456, 4_000_000_000];
+    const bytes = encodePostings(ids);
+    expect(Array.from(encodePostings([0, 1, 129]))).toEqual([0x00, 0x01, 0x80, 0x01]);
+    expect(Array.from(decodePostings(bytes, 0, bytes.length))).toEqual(ids);
+    expect(() => encodePostings([3, 3])).toThrow(/ascend/);
+  });
+});
+
+describe('buildTrigramIndex', () => {
+  test('exact layout: keys ascending, starts, delta postings; upper case folded', () => {
+    const idx = buildTrigramIndex(makeView(['abc', 'ABCD', 'xbc', 'ab']));
+    expect(Array.from(idx.keys)).toEqual([code('abc'), code('bcd'), code('xbc')]);
+    expect(Array.from(idx.starts)).toEqual([0, 2, 3, 4]);
+    expect(Array.from(idx.postings)).toEqual([0, 1, 1, 2]);
+  });
+
+  test('trigrams never span the separator; ids are deduplicated per record', () => {
+    const idx = buildTrigramIndex(makeView(['ab', 'cd', 'aaaaaa', '', 'a.', 'aaa']));
+    expect(Array.from(idx.keys)).toEqual([code('aaa')]);
+    expect(Array.from(decodePostings(idx.postings, idx.starts[0]!, idx.starts[1]!))).toEqual([2, 5]);
+  });
+
+  test('every printable byte is indexed as itself except A-Z', () => {
+    const idx = buildTrigramIndex(makeView([' "\\', '~`{', 'Z[z']));
+    expect(Array.from(idx.keys)).toEqual([code(' "\\'), code('z[z'), code('~`{')]);
+  });
+
+  test('an empty blob and a bad byte', () => {
+    const empty = buildTrigramIndex({ blob: Buffer.alloc(0), offsets: Uint32Array.of(0) });
+    expect([empty.keys.length, empty.starts.length, empty.postings.length]).toEqual([0, 1, 0]);
+    expect(() => buildTrigramIndex(makeView(['ab\tc']))).toThrow(/byte 0x9 at blob offset 2/);
+    expect(() => buildTrigramIndex(makeView(['\u00e9abc']))).toThrow(/byte 0xe9/);
+  });
+
+  test('large ids (multi-byte deltas) decode to the right records', () => {
+    const records = Array.from({ length: 300_000 }, (_, i) => (i % 99_991 === 0 ? 'needle' : `r${i % 1000}`));
+    const idx = buildTrigramIndex(makeView(records));
+    const k = idx.keys.indexOf(code('eed'));
+    expect(Array.from(decodePostings(idx.postings, idx.starts[k]!, idx.starts[k + 1]!))).toEqual([0, 99_991, 199_982, 299_973]);
+  });
+});
+
+describe('candidates', () => {
+  const records = ['paypal.com.', 'www.paypal.com.', 'pay.example.', 'pal.example.', 'paypal-login.net.', 'login.example.', 'x.'];
+  const view = makeView(records);
+  const idx = buildTrigramIndex(view);
+  const n = records.length;
+
+  test('all, none, missing trigrams, and/or', () => {
+    expect(candidates(idx, ALL, n, n)).toBe('scan');
+    expect(Array.from(candidates(idx, NONE, n, n) as Uint32Array)).toEqual([]);
+    expect(Array.from(candidates(idx, and('zzz'), n, n) as Uint32Array)).toEqual([]);
+    expect(Array.from(candidates(idx, and('pay', 'pal'), n, n) as Uint32Array)).toEqual([0, 1, 4]);
+    expect(Array.from(candidates(idx, or('log', 'www'), n, n) as Uint32Array)).toEqual([1, 4, 5]);
+    expect(Array.from(candidates(idx, or('zzz', 'www'), n, n) as Uint32Array)).toEqual([1]);
+    const nested: TrigramQuery = { op: 'and', trigrams: [code('pay')], subs: [or('log', 'www')] };
+    expect(Array.from(candidates(idx, nested, n, n) as Uint32Array)).toEqual([1, 4]);
+  });
+
+  test('the budget turns large results into a scan', () => {
+    expect(Array.from(candidates(idx, and('pay'), n, 4) as Uint32Array)).toEqual([0, 1, 2, 4]);
+    expect(candidates(idx, and('pay'), n, 3)).toBe('scan');
+    expect(candidates(idx, or('pay', 'log'), n, 3)).toBe('scan');
+  });
+
+  test('random queries on random records: candidates contain every record whose trigrams satisfy the query (property)', () => {
+    const r = rng(3);
+    const alpha = 'abcdeABC.';
+    const recs = Array.from({ length: 2_000 }, () => Array.from({ length: Math.floor(r() * 10) }, () => alpha[Math.floor(r() * alpha.length)]).join(''));
+    const v = makeView(recs);
+    const index = buildTrigramIndex(v);
+    const trigramSets = recs.map((s) => {
+      const t = s.toLowerCase();
+      const set = new Set<number>();
+      for (let i = 0; i + 3 <= t.length; i++) set.add(code(t.slice(i, i + 3)));
+      return set;
+    });
+    const pool = ['abc', 'bcd', 'cde', 'aab', 'a.b', '.ab', 'eee', 'dab', 'ccc', 'zzz'];
+    const randomQuery = (depth: number): TrigramQuery => {
+      const ts = pool.filter(() => r() < 0.25).map(code).sort((a, b) => a - b);
+      const subs = depth < 2 && r() < 0.4 ? [randomQuery(depth + 1), randomQuery(depth + 1)] : [];
+      if (ts.length === 0 && subs.length === 0) return r() < 0.5 ? and('abc') : or('abc', 'bcd');
+      return { op: r() < 0.5 ? 'and' : 'or', trigrams: ts, subs };
+    };
+    let evaluated = 0;
+    for (let k = 0; k < 500; k++) {
+      const q = randomQuery(0);
+      const truth = recs.map((_, i) => i).filter((i) => queryHolds(q, (c) => trigramSets[i]!.has(c)));
+      const cand = candidates(index, q, recs.length, recs.length);
+      if (cand === 'scan') continue;
+      evaluated++;
+      const set = new Set(cand);
+      expect(truth.filter((i) => !set.has(i))).toEqual([]);
+      expect(Array.from(cand)).toEqual([...cand].sort((a, b) => a - b));
+    }
+    expect(evaluated).toBeGreaterThan(400);
+  });
+});
+
+// ---------------------------------------------------------------------------
+// Real data: names from the Majestic top list, owner names and rdata of the root zone.
+
+const realDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../shared/data/real');
+const majestic = path.join(realDir, 'lists/majestic_million_top15000.csv');
+const rootZone = path.join(realDir, 'zones/root.zone.2024101100');
+const haveReal = existsSync(majestic) && existsSync(rootZone);
+
+(haveReal ? describe : describe.skip)(`real data (${haveReal ? 'present' : 'absent: ' + realDir + ' not found'})`, () => {
+  const names = new Set<string>();
+  const rdata = new Set<string>();
+  if (haveReal) {
+    for (const line of readFileSync(majestic, 'latin1').split('\n').slice(1)) {
+      const domain = line.split(',')[2];
+      if (domain) names.add(domain.toLowerCase() + '.');
+    }
+    for (const line of readFileSync(rootZone, 'latin1').split('\n')) {
+      if (line.startsWith(';') || line.trim() === '') continue;
+      const f = line.split(/\s+/);
+      names.add(f[0]!.toLowerCase());
+      rdata.add(f.slice(4).join(' '));
+    }
+  }
+  const columns: Array<[string, string[]]> = [['names', [...names].sort()], ['rdata', [...rdata].sort()]];
+
+  test.each(columns)('%s: trigram candidates, blob scan and per-record check agree', (_, records) => {
+    expect(records.length).toBeGreaterThan(10_000);
+    const view = makeView(records);
+    const index = buildTrigramIndex(view);
+    const patterns = ['google', '^(.*\\.)?paypal[^.]*\\.com\\.$', '.*-login\\..*', '^[a-z0-9]{30,}\\.', '\\.co\\.uk\\.$', 'xn--',
+      '^[0-9]+ 8 2 [0-9A-F]{64}$', 'gtld-servers', '\\bns[0-9]\\.', 'amazon|microsoft', '^.{63}\\.', '[^.]*[0-9]{4}[^.]*\\.com\\.$'];
+    for (const pattern of patterns) {
+      const p = compilePattern('regex', pattern);
+      const re = makeMatcher(p);
+      const ref = new RE2(p.recordSource);
+      const want: number[] = [];
+      records.forEach((rec, i) => { if (ref.test(Buffer.from(rec, 'latin1'))) want.push(i); });
+      const scanned: number[] = [];
+      scanRecords(re, view, 0, records.length, (i) => { scanned.push(i); return true; }, () => false);
+      expect({ pattern, scanned }).toEqual({ pattern, scanned: want });
+      const cand = candidates(index, p.trigrams, records.length, records.length);
+      if (cand !== 'scan') {
+        const confirmed = Array.from(cand).filter((i) => recordMatches(re, view, i));
+        expect({ pattern, confirmed }).toEqual({ pattern, confirmed: want });
+      }
+    }
+  });
+});
