@@ -1,0 +1,24 @@
+// Memory-maps immutable shard files through our small addon (native/mmap.cc).
+//
+// Why our own addon: the published mmap-io does not build on Node 20 as is
+// and is not context-aware (it cannot load in a worker thread), and reading a
+// shard into a SharedArrayBuffer costs 1.2 to 1.5 s per GB. The addon maps
+// the file once and wraps the mapping in a SharedArrayBuffer, which worker
+// threads receive by reference: one mapping serves every thread, RSS counts
+// the pages once, and the page cache is shared with other processes.
+
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { PACKAGE_ROOT } from '../config/paths.js';
+
+interface MmapAddon {
+  mapFile(file: string): SharedArrayBuffer;
+}
+
+const require = createRequire(import.meta.url);
+const addon = require(path.join(PACKAGE_ROOT, 'native', 'build', 'Release', 'rrscan_mmap.node')) as MmapAddon;
+
+/** Read-only shared mapping of the whole file. The file must never change while mapped. */
+export function mapFile(file: string): SharedArrayBuffer {
+  return addon.mapFile(file);
+}
