@@ -1,0 +1,246 @@
+// AccessGate: the one place a request is authorised and charged (spec
+// sections 5 and 8; compat.md "rate_limit" and "Status codes").
+//
+// Contract: admit() resolves with a Grant (the key's search limits, the
+// X-RateLimit-* headers, and release()) or rejects with an ApiError, checked
+// in this order:
+//   403 BAD_API_KEY            key absent, malformed, unknown or revoked, or the
+//                              client address is outside the key's allow list
+//   401 NOT_AUTHORISED         key without v2
+//   401 QUOTA_EXPIRED          licence (any kind) past its `expires`
+//   503 TOO_MANY_CONNECTIONS   key already has maxConcurrent requests in this process
+//   429 RATE_LIMITED           time quota or block used up; burst exceeded
+//                              (lookup and summarize only, never flex)
+// A request refused with 503 or 429 consumes no quota. 'rate_limit' only
+// authenticates: it is never charged, counted or capped. The charge is
+// committed before admit() resolves (quota-ledger.ts: group commit), so
+// nothing the client was told it used is lost on a crash.
+//
+// The concurrency cap lives in this process's memory: several server
+// processes sharing a data directory each enforce it separately (a key with
+// cap 4 may hold 4 slots in each); a Redis-backed store could share it.
+//
+// Licences are cached for LIMITS.licenceCacheTtlMs: revoking a key that
+// needs no write per request (unlimited) takes effect within that time;
+// charged keys re-read their row inside every charge transaction, so
+// revocation stops them at once.
+//
+// Logging: this module logs nothing; KeyLimits.fingerprint is what callers
+// may log, and KeyLimits.private tells them not to log query text.
+
+import { LIMITS } from '../config/limits.js';
+import { ApiError } from '../errors/catalogue.js';
+import { ClientAllowList } from './client-address.js';
+import { canonicalKey, hashKey, sameKeyHash } from './key-material.js';
+import type { ChargeOutcome, KeyStore } from './key-store.js';
+import { isExpired, isMetered, resolveFence } from './licence.js';
+import type { ChargedEndpoint, Licence } from './licence.js';
+import { QuotaLedger } from './quota-ledger.js';
+import { quotaHeaders, rateLimitBody } from './rate-limit-body.js';
+import { SqliteKeyStore } from './sqlite-key-store.js';
+
+// The CLI's `start` imports these from here; they live in key-store.ts.
+export { addKey, hasKeys } from './key-store.js';
+export type { NewKeyOptions } from './key-store.js';
+
+export type Endpoint = 'flex' | 'lookup' | 'summarize' | 'rate_limit';
+
+export interface KeyLimits {
+  /** Clamp for `limit`; limit=0 means this. */
+  resultsMax: number;
+  /** undefined = offsets not allowed (416). */
+  offsetMax: number | undefined;
+  /** Epoch seconds; narrows every search. */
+  timeFenceAfter: number | undefined;
+  timeFenceBefore: number | undefined;
+  /** true: never log query text. */
+  private: boolean;
+  /** Short non-reversible id for logs (first 12 hex digits of sha256(key)). */
+  fingerprint: string;
+}
+
+export interface Grant {
+  readonly limits: KeyLimits;
+  /** X-RateLimit-Limit/-Remaining/-Reset/-Expires for data responses (empty for rate_limit). */
+  readonly headers: ReadonlyArray<readonly [string, string]>;
+  /** End of request: frees the concurrency slot; idempotent. */
+  release(): void;
+}
+
+export interface AccessGateOptions {
+  /** Epoch seconds; injectable for tests. */
+  now?: () => number;
+  /** Override LIMITS.licenceCacheTtlMs (tests use 0 to see revocations at once). */
+  licenceCacheTtlMs?: number;
+}
+
+/** What the gate remembers about a key between requests. */
+interface KnownKey {
+  readonly licence: Licence;
+  readonly hex: string;
+  readonly allow: ClientAllowList | undefined;
+  readonly loadedMs: number;
+  /** Limits shared by every grant when no fence is relative to the request time. */
+  readonly fixedLimits: KeyLimits | undefined;
+  /** Headers of unmetered grants (unlimited keys: constant, so built once). */
+  readonly unmeteredHeaders: ReadonlyArray<readonly [string, string]>;
+}
+
+const NO_HEADERS: ReadonlyArray<readonly [string, string]> = Object.freeze([]);
+
+function limitsOf(licence: Licence, now: number): KeyLimits {
+  return Object.freeze({
+    resultsMax: licence.resultsMax,
+    offsetMax: licence.offsetMax,
+    timeFenceAfter: resolveFence(licence.timeFenceAfter, now),
+    timeFenceBefore: resolveFence(licence.timeFenceBefore, now),
+    private: licence.private,
+    fingerprint: licence.fingerprint,
+  });
+}
+
+class AdmittedRequest implements Grant {
+  readonly limits: KeyLimits;
+  readonly headers: ReadonlyArray<readonly [string, string]>;
+  private slots: Map<string, number> | undefined;
+  private readonly slotKey: string;
+
+  constructor(limits: KeyLimits, headers: ReadonlyArray<readonly [string, string]>, slots: Map<string, number> | undefined, slotKey: string) {
+    this.limits = limits;
+    this.headers = headers;
+    this.slots = slots;
+    this.slotKey = slotKey;
+  }
+
+  release(): void {
+    const slots = this.slots;
+    if (slots === undefined) return;
+    this.slots = undefined;
+    freeSlot(slots, this.slotKey);
+  }
+}
+
+function freeSlot(slots: Map<string, number>, keyHex: string): void {
+  const n = slots.get(keyHex)! - 1;
+  if (n > 0) slots.set(keyHex, n);
+  else slots.delete(keyHex);
+}
+
+export class AccessGate {
+  private readonly store: KeyStore;
+  private readonly ledger: QuotaLedger;
+  private readonly now: () => number;
+  private readonly cacheTtlMs: number;
+  private readonly known = new Map<string, KnownKey>();
+  /** Requests in flight per key hash (hex), only for keys with maxConcurrent. */
+  private readonly slots = new Map<string, number>();
+
+  private constructor(store: KeyStore, opts: AccessGateOptions) {
+    this.store = store;
+    this.now = opts.now ?? (() => Date.now() / 1000);
+    this.cacheTtlMs = opts.licenceCacheTtlMs ?? LIMITS.licenceCacheTtlMs;
+    this.ledger = new QuotaLedger(store, this.now);
+  }
+
+  /** Opens `<dataDir>/keys.sqlite` (creating it if needed). */
+  static open(dataDir: string, opts: AccessGateOptions = {}): AccessGate {
+    return new AccessGate(SqliteKeyStore.open(dataDir), opts);
+  }
+
+  /** Authorise and charge one request; see the module comment for the rejections. */
+  async admit(apiKey: string | undefined, clientIp: string, endpoint: Endpoint): Promise<Grant> {
+    const found = this.authenticate(apiKey, clientIp);
+    const key = found instanceof Promise ? await found : found;
+    const licence = key.licence;
+    const now = this.now();
+    const limits = key.fixedLimits ?? limitsOf(licence, now);
+    if (endpoint === 'rate_limit') return new AdmittedRequest(limits, NO_HEADERS, undefined, key.hex);
+    if (isExpired(licence, now)) throw new ApiError('QUOTA_EXPIRED');
+    let slots: Map<string, number> | undefined;
+    if (licence.maxConcurrent !== undefined) {
+      const inFlight = this.slots.get(key.hex) ?? 0;
+      if (inFlight >= licence.maxConcurrent) throw new ApiError('TOO_MANY_CONNECTIONS');
+      this.slots.set(key.hex, inFlight + 1);
+      slots = this.slots;
+    }
+    if (!isMetered(licence, endpoint)) {
+      this.ledger.countUnmetered(key.hex);
+      return new AdmittedRequest(limits, key.unmeteredHeaders, slots, key.hex);
+    }
+    let outcome: ChargeOutcome;
+    try {
+      outcome = await this.ledger.charge(licence, endpoint as ChargedEndpoint);
+    } catch (err) {
+      if (slots !== undefined) freeSlot(slots, key.hex);
+      throw err;
+    }
+    if (!outcome.ok) {
+      if (slots !== undefined) freeSlot(slots, key.hex);
+      // The transaction saw a revoked key: stop serving it from the cache too.
+      if (outcome.code === 'BAD_API_KEY') this.known.delete(key.hex);
+      throw new ApiError(outcome.code);
+    }
+    return new AdmittedRequest(limits, quotaHeaders(licence, outcome.periodUsed, now), slots, key.hex);
+  }
+
+  /** Body of GET rate_limit ({"rate":{...}}, rate-limit-body.ts); rejects like admit() minus the quota and connection refusals. */
+  async rateLimit(apiKey: string | undefined, clientIp: string): Promise<object> {
+    const found = this.authenticate(apiKey, clientIp);
+    const key = found instanceof Promise ? await found : found;
+    const record = await this.store.record(key.licence.keyHash);
+    if (record === undefined || record.licence.revoked !== undefined) {
+      this.known.delete(key.hex);
+      throw new ApiError('BAD_API_KEY');
+    }
+    return rateLimitBody(record.licence, record.usage, this.now());
+  }
+
+  /** Commits queued charges and usage, then closes the store. */
+  close(): void {
+    this.ledger.close();
+    this.store.close();
+    this.known.clear();
+  }
+
+  /** 403 and 401-for-version checks; cached licences, or one store read. */
+  private authenticate(apiKey: string | undefined, clientIp: string): KnownKey | Promise<KnownKey> {
+    const canonical = canonicalKey(apiKey);
+    if (canonical === undefined) throw new ApiError('BAD_API_KEY');
+    const keyHash = hashKey(canonical);
+    const hex = keyHash.toString('hex');
+    const cached = this.known.get(hex);
+    if (cached !== undefined && Date.now() - cached.loadedMs < this.cacheTtlMs) return this.vet(cached, keyHash, clientIp);
+    const loaded = this.store.findLicence(keyHash);
+    if (loaded instanceof Promise) return loaded.then((lic) => this.vet(this.remember(hex, lic), keyHash, clientIp));
+    return this.vet(this.remember(hex, loaded), keyHash, clientIp);
+  }
+
+  private remember(hex: string, licence: Licence | undefined): KnownKey | undefined {
+    if (licence === undefined) {
+      this.known.delete(hex);
+      return undefined;
+    }
+    const relativeFence = (licence.timeFenceAfter ?? 0) < 0 || (licence.timeFenceBefore ?? 0) < 0;
+    const key: KnownKey = {
+      licence,
+      hex,
+      allow: licence.allowCidrs.length > 0 ? ClientAllowList.fromCidrs(licence.allowCidrs) : undefined,
+      loadedMs: Date.now(),
+      fixedLimits: relativeFence ? undefined : limitsOf(licence, 0),
+      // For unlimited keys these never change; metered grants get fresh headers from their charge.
+      unmeteredHeaders: quotaHeaders(licence, 0, 0),
+    };
+    if (this.known.size >= LIMITS.licenceCacheEntriesMax) this.known.clear();
+    this.known.set(hex, key);
+    return key;
+  }
+
+  private vet(key: KnownKey | undefined, keyHash: Buffer, clientIp: string): KnownKey {
+    if (key === undefined || !sameKeyHash(key.licence.keyHash, keyHash) || key.licence.revoked !== undefined) {
+      throw new ApiError('BAD_API_KEY');
+    }
+    if (key.allow !== undefined && !key.allow.allows(clientIp)) throw new ApiError('BAD_API_KEY');
+    if (!key.licence.v2) throw new ApiError('NOT_AUTHORISED');
+    return key;
+  }
+}

@@ -1,0 +1,315 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { AccessGate } from '../../../src/auth/access-gate.js';
+import type { Grant } from '../../../src/auth/access-gate.js';
+import { hashKey } from '../../../src/auth/key-material.js';
+import { addKey } from '../../../src/auth/key-store.js';
+import type { NewKeyOptions } from '../../../src/auth/key-store.js';
+import { SqliteKeyStore } from '../../../src/auth/sqlite-key-store.js';
+
+const DAY0 = 1_704_067_200; // 2024-01-01T00:00:00Z
+const IP = '192.0.2.10';
+
+interface Refusal { code: string; status: number; body: string }
+
+async function refusal(p: Promise<unknown>): Promise<Refusal> {
+  try {
+    await p;
+  } catch (err) {
+    const e = err as Refusal;
+    return { code: e.code, status: e.status, body: e.body };
+  }
+  throw new Error('expected a refusal');
+}
+
+const BAD_KEY = { code: 'BAD_API_KEY', status: 403, body: 'Error: Bad API key' };
+const NOT_V2 = { code: 'NOT_AUTHORISED', status: 401, body: 'Error: Not authorized for this API version' };
+const EXPIRED = { code: 'QUOTA_EXPIRED', status: 401, body: 'Error: Quota is expired' };
+const LIMITED = { code: 'RATE_LIMITED', status: 429, body: 'Error: Rate limit exceeded' };
+const BUSY = { code: 'TOO_MANY_CONNECTIONS', status: 503, body: 'Error: Too many concurrent connections' };
+
+let dir: string;
+let clock: number;
+let gates: AccessGate[];
+
+function gate(ttlMs?: number): AccessGate {
+  const g = AccessGate.open(dir, ttlMs === undefined ? { now: () => clock } : { now: () => clock, licenceCacheTtlMs: ttlMs });
+  gates.push(g);
+  return g;
+}
+
+const key = (opts: NewKeyOptions): string => addKey(dir, opts);
+
+function usageOf(k: string) {
+  const store = SqliteKeyStore.open(dir);
+  try {
+    return store.record(hashKey(k))!.usage;
+  } finally {
+    store.close();
+  }
+}
+
+beforeEach(() => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'rrscan-gate-'));
+  clock = DAY0 + 45_296.25; // 12:34:56.25 UTC
+  gates = [];
+});
+
+afterEach(() => {
+  for (const g of gates) g.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('AccessGate: 403 Bad API key', () => {
+  it('refuses absent, malformed and unknown keys', async () => {
+    key({ quota: { kind: 'unlimited' } });
+    const g = gate();
+    expect(await refusal(g.admit(undefined, IP, 'flex'))).toEqual(BAD_KEY);
+    expect(await refusal(g.admit('', IP, 'lookup'))).toEqual(BAD_KEY);
+    expect(await refusal(g.admit('not a key at all!', IP, 'lookup'))).toEqual(BAD_KEY);
+    expect(await refusal(g.admit('0123456789abcdef0123', IP, 'lookup'))).toEqual(BAD_KEY);
+    expect(await refusal(g.rateLimit(undefined, IP))).toEqual(BAD_KEY);
+    expect(await refusal(g.admit(undefined, IP, 'rate_limit'))).toEqual(BAD_KEY);
+  });
+
+  it('accepts the key in any letter case (hex digits)', async () => {
+    const k = key({ quota: { kind: 'unlimited' }, key: 'ABCDEF0123456789-abcdef' });
+    expect(k).toBe('abcdef0123456789-abcdef');
+    const grant = await gate().admit('abcdef0123456789-ABCDEF', IP, 'flex');
+    expect(grant.limits.fingerprint).toBe(hashKey(k).toString('hex').slice(0, 12));
+  });
+
+  it('refuses a client outside the allow list, IPv4-mapped IPv6 matched as IPv4', async () => {
+    const k = key({ quota: { kind: 'unlimited' }, allowCidrs: ['192.0.2.0/24', '2001:db8::/32'] });
+    const g = gate();
+    await g.admit(k, '192.0.2.200', 'flex');
+    await g.admit(k, '::ffff:192.0.2.200', 'flex');
+    await g.admit(k, '0000:0000:0000:0000:0000:ffff:c000:02c8', 'lookup');
+    await g.admit(k, '2001:db8::7', 'lookup');
+    expect(await refusal(g.admit(k, '198.51.100.1', 'flex'))).toEqual(BAD_KEY);
+    expect(await refusal(g.admit(k, '::ffff:198.51.100.1', 'flex'))).toEqual(BAD_KEY);
+    expect(await refusal(g.admit(k, '2001:db9::7', 'flex'))).toEqual(BAD_KEY);
+    expect(await refusal(g.rateLimit(k, '198.51.100.1'))).toEqual(BAD_KEY);
+  });
+
+  it('refuses a revoked metered key at once and an unlimited one after the cache time', async () => {
+    const metered = key({ quota: { kind: 'daily', limit: 100 } });
+    const unlimited = key({ quota: { kind: 'unlimited' } });
+    const cached = gate();
+    const fresh = gate(0);
+    await cached.admit(metered, IP, 'lookup');
+    await cached.admit(unlimited, IP, 'lookup');
+    const store = SqliteKeyStore.open(dir);
+    expect(store.revoke(hashKey(metered), clock)).toBe(true);
+    expect(store.revoke(hashKey(unlimited), clock)).toBe(true);
+    store.close();
+    // The charge transaction re-reads the row: no grace period for charged keys.
+    expect(await refusal(cached.admit(metered, IP, 'lookup'))).toEqual(BAD_KEY);
+    // Unlimited keys write nothing per request, so the cached licence serves until it is 1 s old...
+    await cached.admit(unlimited, IP, 'flex');
+    // ...while rate_limit always reads the row, and a gate without cache sees it at once.
+    expect(await refusal(cached.rateLimit(unlimited, IP))).toEqual(BAD_KEY);
+    expect(await refusal(fresh.admit(unlimited, IP, 'flex'))).toEqual(BAD_KEY);
+    expect(await refusal(fresh.admit(metered, IP, 'rate_limit'))).toEqual(BAD_KEY);
+  });
+});
+
+describe('AccessGate: 401', () => {
+  it('refuses keys without v2 on every endpoint', async () => {
+    const k = key({ quota: { kind: 'unlimited' }, v2: false });
+    const g = gate();
+    for (const ep of ['flex', 'lookup', 'summarize', 'rate_limit'] as const) expect(await refusal(g.admit(k, IP, ep))).toEqual(NOT_V2);
+    expect(await refusal(g.rateLimit(k, IP))).toEqual(NOT_V2);
+  });
+
+  it('refuses expired licences of every kind with Quota is expired, but still answers rate_limit', async () => {
+    const g = gate();
+    for (const quota of [{ kind: 'block', limit: 5 }, { kind: 'daily', limit: 5 }, { kind: 'unlimited' }] as const) {
+      const k = key({ quota, expires: DAY0 });
+      expect(await refusal(g.admit(k, IP, 'lookup')), quota.kind).toEqual(EXPIRED);
+      expect(await refusal(g.admit(k, IP, 'flex')), quota.kind).toEqual(EXPIRED);
+      expect((await g.rateLimit(k, IP)) as { rate: { expires: number } }).toMatchObject({ rate: { expires: DAY0 } });
+    }
+  });
+
+  it('expires at the exact second', async () => {
+    const k = key({ quota: { kind: 'block', limit: 5 }, expires: DAY0 + 50_000 });
+    const g = gate();
+    clock = DAY0 + 49_999.999;
+    await g.admit(k, IP, 'lookup');
+    clock = DAY0 + 50_000;
+    expect(await refusal(g.admit(k, IP, 'lookup'))).toEqual(EXPIRED);
+  });
+});
+
+describe('AccessGate: 429 Rate limit exceeded', () => {
+  it('uses a block up exactly and keeps it used across reopen', async () => {
+    const k = key({ quota: { kind: 'block', limit: 3 } });
+    const g = gate();
+    const heads: string[] = [];
+    for (let i = 0; i < 3; i++) heads.push((await g.admit(k, IP, i === 0 ? 'flex' : 'lookup')).headers[1]![1]);
+    expect(heads).toEqual(['2', '1', '0']);
+    expect(await refusal(g.admit(k, IP, 'summarize'))).toEqual(LIMITED);
+    g.close();
+    gates.pop();
+    expect(await refusal(gate().admit(k, IP, 'flex'))).toEqual(LIMITED);
+    expect(usageOf(k)).toMatchObject({ periodUsed: 3, totalUsed: 3 });
+  });
+
+  it('refills a daily quota at the next UTC day start', async () => {
+    const k = key({ quota: { kind: 'daily', limit: 2 } });
+    const g = gate();
+    await g.admit(k, IP, 'lookup');
+    await g.admit(k, IP, 'flex');
+    expect(await refusal(g.admit(k, IP, 'lookup'))).toEqual(LIMITED);
+    clock = DAY0 + 86_399.999;
+    expect(await refusal(g.admit(k, IP, 'flex'))).toEqual(LIMITED);
+    clock = DAY0 + 86_400;
+    const grant = await g.admit(k, IP, 'flex');
+    expect(grant.headers).toEqual([
+      ['X-RateLimit-Limit', '2'], ['X-RateLimit-Remaining', '1'], ['X-RateLimit-Reset', String(DAY0 + 2 * 86_400)],
+      ['X-RateLimit-Expires', 'n/a'],
+    ]);
+  });
+
+  it('refills an hourly (trial) quota at the next hour', async () => {
+    const k = key({ quota: { kind: 'hourly', limit: 12 } });
+    const g = gate();
+    for (let i = 0; i < 12; i++) await g.admit(k, IP, 'lookup');
+    expect(await refusal(g.admit(k, IP, 'lookup'))).toEqual(LIMITED);
+    clock = DAY0 + 46_800; // 13:00
+    const grant = await g.admit(k, IP, 'lookup');
+    expect(grant.limits).toEqual({ resultsMax: 12, offsetMax: undefined, timeFenceAfter: undefined, timeFenceBefore: undefined,
+      private: false, fingerprint: grant.limits.fingerprint });
+    expect(grant.headers[2]).toEqual(['X-RateLimit-Reset', String(DAY0 + 50_400)]);
+  });
+
+  it('applies the burst quota to lookup and summarize only, never to flex, on quota and unlimited keys', async () => {
+    const g = gate();
+    for (const quota of [{ kind: 'daily', limit: 1000 }, { kind: 'unlimited' }] as const) {
+      const k = key({ quota, burst: { size: 2, windowSec: 360 } });
+      await g.admit(k, IP, 'lookup');
+      await g.admit(k, IP, 'summarize');
+      expect(await refusal(g.admit(k, IP, 'lookup')), quota.kind).toEqual(LIMITED);
+      expect(await refusal(g.admit(k, IP, 'summarize')), quota.kind).toEqual(LIMITED);
+      for (let i = 0; i < 5; i++) await g.admit(k, IP, 'flex');
+      clock += 360;
+      await g.admit(k, IP, 'lookup');
+      clock -= 360;
+    }
+  });
+});
+
+describe('AccessGate: 503 concurrency cap', () => {
+  it('caps grants held at once per key; release frees exactly one slot, once', async () => {
+    const k = key({ quota: { kind: 'daily', limit: 100 }, maxConcurrent: 2 });
+    const other = key({ quota: { kind: 'unlimited' }, maxConcurrent: 1 });
+    const g = gate();
+    const a = await g.admit(k, IP, 'flex');
+    const b = await g.admit(k, IP, 'lookup');
+    expect(await refusal(g.admit(k, IP, 'lookup'))).toEqual(BUSY);
+    await g.admit(other, IP, 'lookup'); // other keys are not affected
+    // rate_limit neither needs nor takes a slot.
+    await g.admit(k, IP, 'rate_limit');
+    await g.rateLimit(k, IP);
+    a.release();
+    a.release();
+    const c = await g.admit(k, IP, 'summarize');
+    expect(await refusal(g.admit(k, IP, 'flex'))).toEqual(BUSY);
+    b.release();
+    c.release();
+    await Promise.all([g.admit(k, IP, 'flex'), g.admit(k, IP, 'flex')]);
+    // 503s consumed no quota: a, b, c and the last two.
+    expect(usageOf(k).periodUsed).toBe(5);
+  });
+
+  it('gives the slot back when the charge is refused', async () => {
+    const k = key({ quota: { kind: 'block', limit: 1 }, maxConcurrent: 1 });
+    const g = gate();
+    (await g.admit(k, IP, 'flex')).release();
+    expect(await refusal(g.admit(k, IP, 'flex'))).toEqual(LIMITED);
+    expect(await refusal(g.admit(k, IP, 'flex'))).toEqual(LIMITED); // not BUSY: the slot was freed
+  });
+});
+
+describe('AccessGate: charging', () => {
+  it('1,000 concurrent requests on a block of 500 give exactly 500 grants', async () => {
+    const k = key({ quota: { kind: 'block', limit: 500 } });
+    const g = gate();
+    const results = await Promise.allSettled(Array.from({ length: 1000 }, (_, i) => g.admit(k, IP, i % 2 ? 'flex' : 'lookup')));
+    const granted = results.filter((r): r is PromiseFulfilledResult<Grant> => r.status === 'fulfilled');
+    expect(granted.length).toBe(500);
+    expect(results.filter((r) => r.status === 'rejected' && (r.reason as Refusal).code === 'RATE_LIMITED').length).toBe(500);
+    // Each grant saw its own place in the block.
+    const remaining = granted.map((r) => Number(r.value.headers[1]![1])).sort((x, y) => x - y);
+    expect(remaining).toEqual(Array.from({ length: 500 }, (_, i) => i));
+    expect(usageOf(k)).toMatchObject({ periodUsed: 500, totalUsed: 500 });
+  });
+
+  it('group-commits the charges of one event-loop turn in one transaction, at most 4,096 per transaction', async () => {
+    const k = key({ quota: { kind: 'daily', limit: 1_000_000 } });
+    const g = gate();
+    const spy = vi.spyOn(SqliteKeyStore.prototype, 'chargeBatch');
+    try {
+      await Promise.all(Array.from({ length: 100 }, () => g.admit(k, IP, 'lookup')));
+      expect(spy.mock.calls.map((c) => c[0].length)).toEqual([100]);
+      spy.mockClear();
+      await Promise.all(Array.from({ length: 5000 }, () => g.admit(k, IP, 'flex')));
+      expect(spy.mock.calls.map((c) => c[0].length)).toEqual([4096, 904]);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(usageOf(k).periodUsed).toBe(5100);
+  });
+
+  it('never charges rate_limit', async () => {
+    const k = key({ quota: { kind: 'block', limit: 1 } });
+    const g = gate();
+    for (let i = 0; i < 5; i++) {
+      const grant = await g.admit(k, IP, 'rate_limit');
+      expect(grant.headers).toEqual([]);
+      await g.rateLimit(k, IP);
+    }
+    expect(usageOf(k).totalUsed).toBe(0);
+    await g.admit(k, IP, 'lookup');
+    expect(await g.rateLimit(k, IP)).toEqual({
+      rate: { reset: 'n/a', expires: 'n/a', limit: 1, remaining: 0, results_max: 10_000, offset_max: 100_000 },
+    });
+  });
+
+  it('counts unlimited requests without a write per request, and writes them by close', async () => {
+    const k = key({ quota: { kind: 'unlimited' } });
+    const g = gate();
+    for (let i = 0; i < 7; i++) (await g.admit(k, IP, i % 2 ? 'flex' : 'lookup')).release();
+    expect(usageOf(k).totalUsed).toBe(0);
+    const grant = await g.admit(k, IP, 'summarize');
+    expect(grant.headers).toEqual([
+      ['X-RateLimit-Limit', 'unlimited'], ['X-RateLimit-Remaining', 'n/a'], ['X-RateLimit-Reset', 'n/a'], ['X-RateLimit-Expires', 'n/a'],
+    ]);
+    g.close();
+    gates.pop();
+    expect(usageOf(k)).toMatchObject({ periodUsed: 0, totalUsed: 8, lastUsed: Math.floor(clock) });
+  });
+});
+
+describe('AccessGate: limits handed to search', () => {
+  it('passes results_max, offset_max, privacy and absolute fences', async () => {
+    const k = key({ quota: { kind: 'daily', limit: 10 }, resultsMax: 256, offsetMax: 3000, private: true,
+      timeFenceAfter: 1_262_304_000, timeFenceBefore: 1_800_000_000 });
+    const grant = await gate().admit(k, IP, 'lookup');
+    expect(grant.limits).toEqual({ resultsMax: 256, offsetMax: 3000, timeFenceAfter: 1_262_304_000, timeFenceBefore: 1_800_000_000,
+      private: true, fingerprint: hashKey(k).toString('hex').slice(0, 12) });
+  });
+
+  it('resolves relative fences at each request', async () => {
+    const k = key({ quota: { kind: 'unlimited' }, timeFenceAfter: -86_400, timeFenceBefore: -60 });
+    const g = gate();
+    const first = await g.admit(k, IP, 'flex');
+    expect([first.limits.timeFenceAfter, first.limits.timeFenceBefore]).toEqual([DAY0 + 45_296 - 86_400, DAY0 + 45_296 - 60]);
+    clock += 100;
+    const later = await g.admit(k, IP, 'rate_limit');
+    expect([later.limits.timeFenceAfter, later.limits.timeFenceBefore]).toEqual([DAY0 + 45_396 - 86_400, DAY0 + 45_396 - 60]);
+  });
+});
