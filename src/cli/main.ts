@@ -1,0 +1,154 @@
+// The `rrscan` command line. Operators script against these names and
+// flags (issue 2, issue 5): keep them stable. Each flag is defined once, here
+// or in keys.ts; the commands themselves are thin calls into src/.
+
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { IngestError } from '../errors/catalogue.js';
+import { ingestFiles, ingestObservations, SOURCE_FORMATS, type SourceFormat } from '../ingest/run.js';
+import { compact } from '../shard/compactor.js';
+import { readManifest } from '../shard/manifest.js';
+import { demoObservations } from '../demo/generate.js';
+import { addKey, hasKeys } from '../auth/access-gate.js';
+import { registerKeysCommand } from './keys.js';
+import { progressBar } from './progress.js';
+
+const DEMO_RECORDS_DEFAULT = 1_000_000;
+const DEMO_KEY_FILE = 'demo-key.txt';
+
+function integer(name: string, min = 0) {
+  return (v: string): number => {
+    if (!/^-?\d+$/.test(v) || Number(v) < min) throw new InvalidArgumentError(`${name} must be an integer >= ${min}`);
+    return Number(v);
+  };
+}
+
+const dataOption = () => new Option('--data <dir>', 'data directory (shards, manifest, keys)').makeOptionMandatory();
+
+async function runDemo(dataDir: string, records: number): Promise<void> {
+  const bar = progressBar('demo data', records, 'RRsets');
+  const summary = await ingestObservations(demoObservations({ records }), dataDir, `demo ${records}`, (n) => bar.update(n));
+  bar.update(records);
+  bar.stop();
+  console.log(`demo: ${summary.rrsets} RRsets (${summary.records} records) in ${summary.shards.length} shard(s), ` +
+    `${summary.seconds.toFixed(1)} s`);
+}
+
+async function serveUntilSignal(opts: { data: string; host: string; port: number; tlsCert?: string; tlsKey?: string },
+  banner: (url: string) => void): Promise<void> {
+  const { startServer } = await import('../server/app.js');
+  const server = await startServer({
+    dataDir: opts.data, host: opts.host, port: opts.port,
+    ...(opts.tlsCert ? { tlsCert: opts.tlsCert } : {}), ...(opts.tlsKey ? { tlsKey: opts.tlsKey } : {}),
+  });
+  banner(server.url);
+  const stop = () => {
+    void server.close().then(() => process.exit(0));
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+export function buildProgram(): Command {
+  const program = new Command('rrscan').description('passive-DNS query service').showHelpAfterError();
+
+  program.command('ingest')
+    .description('ingest DNS data files into new shards (published atomically; on failure nothing changes)')
+    .addOption(dataOption())
+    .addOption(new Option('--format <format>', 'input format').choices(['auto', ...SOURCE_FORMATS]).default('auto'))
+    .option('--origin <name>', 'zone origin for zone files without $ORIGIN')
+    .option('--observed-at <epoch>', 'zone observation time (default: SOA serial date, else now)', integer('--observed-at'))
+    .option('--max-errors <n>', 'skip and count up to N bad records before failing', integer('--max-errors'), 0)
+    .option('--memory-rrsets <n>', 'RRsets held in memory before a shard is spilled (bounds peak memory)', integer('--memory-rrsets', 1))
+    .argument('<files...>', 'input files')
+    .action(async (files: string[], o: { data: string; format: SourceFormat | 'auto'; origin?: string; observedAt?: number;
+      maxErrors: number; memoryRrsets?: number }) => {
+      const total = files.length;
+      const bar = progressBar('ingest', 100, '%');
+      try {
+        const s = await ingestFiles(files, {
+          dataDir: o.data, format: o.format, maxErrors: o.maxErrors,
+          ...(o.origin !== undefined ? { origin: o.origin } : {}),
+          ...(o.observedAt !== undefined ? { observedAt: o.observedAt } : {}),
+          ...(o.memoryRrsets !== undefined ? { memoryRrsets: o.memoryRrsets } : {}),
+          onProgress: (done, all) => bar.update(all > 0 ? Math.floor((done / all) * 100) : 100),
+          onReject: (err) => process.stderr.write(`rrscan ingest: skipped: ${err.message}\n`),
+        });
+        bar.stop();
+        const rate = s.seconds > 0 ? Math.round(s.records / s.seconds) : s.records;
+        console.log(`ingest: ${total} file(s), ${s.records} records read, ${s.rrsets} RRsets written in ` +
+          `${s.shards.length} shard(s), ${s.rejected} rejected, ${s.seconds.toFixed(2)} s, ${rate} records/s`);
+      } catch (err) {
+        bar.stop();
+        if (err instanceof IngestError || (err as { code?: string }).code === 'INGEST_BAD_INPUT') {
+          console.error(`rrscan ingest: ${(err as Error).message}`);
+          console.error('rrscan ingest: nothing was published (use --max-errors N to skip bad records)');
+          process.exitCode = 2;
+          return;
+        }
+        throw err;
+      }
+    });
+
+  program.command('serve')
+    .description('serve the data directory over HTTP(S)')
+    .addOption(dataOption())
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--port <port>', 'port to listen on (0 = any free port)', integer('--port'), 8080)
+    .option('--tls-cert <file>', 'TLS certificate (PEM); with --tls-key serves HTTPS')
+    .option('--tls-key <file>', 'TLS private key (PEM)')
+    .action(async (o: { data: string; host: string; port: number; tlsCert?: string; tlsKey?: string }) => {
+      if (Boolean(o.tlsCert) !== Boolean(o.tlsKey)) throw new InvalidArgumentError('--tls-cert and --tls-key go together');
+      await serveUntilSignal(o, (url) => console.log(`rrscan serving ${o.data} at ${url}/pdns/v2/`));
+    });
+
+  program.command('compact')
+    .description('merge all shards into as few as possible, aggregating duplicate RRsets')
+    .addOption(dataOption())
+    .action(async (o: { data: string }) => {
+      const s = await compact(o.data);
+      console.log(`compact: ${s.inputShards} shard(s), ${s.rrsetsIn} RRsets in -> ${s.outputShards} shard(s), ` +
+        `${s.rrsetsOut} RRsets, ${s.seconds.toFixed(2)} s`);
+    });
+
+  program.command('demo')
+    .description('generate the deterministic demo dataset into new shards')
+    .addOption(dataOption())
+    .option('--records <n>', 'RRsets to generate', integer('--records', 1), DEMO_RECORDS_DEFAULT)
+    .action(async (o: { data: string; records: number }) => {
+      await runDemo(o.data, o.records);
+    });
+
+  program.command('start')
+    .description('what `npm start` runs: demo data and a key if missing, then serve ($RRSCAN_DATA or ./data, $PORT or 8080)')
+    .action(async () => {
+      const data = path.resolve(process.env['RRSCAN_DATA'] ?? 'data');
+      const port = Number(process.env['PORT'] ?? 8080);
+      mkdirSync(data, { recursive: true });
+      if (readManifest(data).shards.length === 0) {
+        console.log(`rrscan: no shards in ${data}; generating the demo dataset (${DEMO_RECORDS_DEFAULT} RRsets) once`);
+        await runDemo(data, DEMO_RECORDS_DEFAULT);
+      }
+      const keyFile = path.join(data, DEMO_KEY_FILE);
+      if (!hasKeys(data)) {
+        // Keys are stored hashed; the demo key is also kept in clear here so
+        // that every `npm start` can print it. Real keys never are.
+        const key = addKey(data, { quota: { kind: 'unlimited' } });
+        writeFileSync(keyFile, key + '\n', { mode: 0o600 });
+      }
+      const key = existsSync(keyFile) ? readFileSync(keyFile, 'utf8').trim() : '<your key>';
+      await serveUntilSignal({ data, host: '127.0.0.1', port }, (url) => {
+        console.log(`\nrrscan is serving ${data}\n  base URL: ${url}/pdns/v2/\n  demo key: ${key}\n`);
+        console.log(`Try:\n  curl -sH 'X-API-Key: ${key}' '${url}/pdns/v2/regex/rrnames/paypal?limit=5'\n`);
+      });
+    });
+
+  registerKeysCommand(program);
+  return program;
+}
+
+buildProgram().parseAsync(process.argv).catch((err: unknown) => {
+  console.error(`rrscan: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});

@@ -1,0 +1,254 @@
+// Flexible search: plan a query over the snapshot's shards, dispatch the
+// scans to the worker pool, merge their sorted streams, and enforce offset
+// and limit on UNIQUE values (spec 4.2 rule 6).
+//
+// Order and paging: every shard's blob is sorted, every scan reports its
+// matches in blob order, and the merge below is a k-way merge over shards,
+// so results come in one stable, global order (bytewise by value) and an
+// offset names the same rows on every call while the data is unchanged.
+// A value found in several shards is reported once, with the union of its
+// rrtypes. Each scan stops after offset + limit + 1 unique matches: the +1
+// tells `limited` (more existed) from `succeeded`.
+//
+// Parallelism: a shard whose pattern has no usable trigrams is split into as
+// many record ranges as the pool has threads; the ranges of one shard are
+// consumed in order, so the merge still sees one sorted stream per shard.
+
+import { rrtypeToText } from '../dns/rrtype.js';
+import { LIMITS } from '../config/limits.js';
+import { STREAM_MESSAGES } from '../errors/catalogue.js';
+import type { FlexQuery } from '../query/flex-query.js';
+import { compilePattern } from '../query/pattern.js';
+import type { SafWriter } from '../server/saf-writer.js';
+import type { ShardReader } from '../shard/shard-reader.js';
+import type { FlexItem, NameItem, RdataItem, TimeFence, WorkerMessage } from './scan-protocol.js';
+import type { RunningScan, ScanPool } from './scan-pool.js';
+
+export interface FlexPlanPart {
+  shard: ShardReader;
+  from: number;
+  to: number;
+}
+
+/** Records per range below which splitting a shard across workers is not worth a task. */
+const splitRecordsMin = 200_000;
+
+export function planFlex(q: FlexQuery, fence: TimeFence, shards: readonly ShardReader[], threads: number,
+  splittable: boolean): FlexPlanPart[][] {
+  const plan: FlexPlanPart[][] = [];
+  for (const shard of shards) {
+    // A shard whose whole time range lies outside the fence cannot match.
+    if (fence.lastAfter !== undefined && shard.timeMax <= fence.lastAfter) continue;
+    if (fence.firstBefore !== undefined && shard.timeMin >= fence.firstBefore) continue;
+    const cols = q.target === 'rrnames' ? shard.flexNames : shard.flexRdata;
+    const records = cols.offsets.length - 1;
+    if (records === 0) continue;
+    const parts = splittable ? Math.max(1, Math.min(threads, Math.floor(records / splitRecordsMin))) : 1;
+    const step = Math.ceil(records / parts);
+    const list: FlexPlanPart[] = [];
+    for (let from = 0; from < records; from += step) list.push({ shard, from, to: Math.min(records, from + step) });
+    plan.push(list);
+  }
+  return plan;
+}
+
+interface Part {
+  batches: FlexItem[][];
+  /** Index of the next item in batches[0]. */
+  at: number;
+  finished: boolean;
+  scan: RunningScan | undefined;
+  start: () => RunningScan;
+}
+
+/** One shard: its parts are read in order. */
+interface Stream {
+  parts: Part[];
+  current: number;
+}
+
+export interface FlexOutcome {
+  results: number;
+  terminator: 'succeeded' | 'limited' | 'failed';
+  message?: string;
+}
+
+function jsonString(s: string): string {
+  // Presentation text is printable ASCII; only `"` and `\` need escaping.
+  return s.indexOf('"') < 0 && s.indexOf('\\') < 0 ? `"${s}"` : JSON.stringify(s);
+}
+
+/**
+ * Runs the query and writes the stream body (after `begin`) and its
+ * terminator. Resolves when the stream has ended or the client has gone;
+ * every scan has been told to stop by then.
+ */
+export function runFlexSearch(q: FlexQuery, eff: { limit: number; offset: number; fence: TimeFence },
+  plan: FlexPlanPart[][], pool: ScanPool, out: SafWriter): Promise<FlexOutcome> {
+  // Compile once here so a bad pattern fails fast with RE2's own words;
+  // workers compile again (and cache) on their side.
+  try {
+    compilePattern(q.method, q.pattern);
+    if (q.exclude !== undefined) compilePattern(q.method, q.exclude);
+  } catch (err) {
+    const msg = (err as { code?: string }).code === 'BAD_PATTERN' ? (err as Error).message : STREAM_MESSAGES.INTERNAL;
+    out.failed(msg);
+    return Promise.resolve({ results: 0, terminator: 'failed', message: msg });
+  }
+
+  const want = eff.offset + eff.limit + 1;
+  return new Promise<FlexOutcome>((resolve) => {
+    let skipped = 0;
+    let emitted = 0;
+    let finished = false;
+    let pumping = false;
+    const streams: Stream[] = [];
+    const all: Part[] = [];
+
+    const finish = (o: FlexOutcome) => {
+      if (finished) return;
+      finished = true;
+      clearTimeout(timer);
+      for (const p of all) p.scan?.cancel();
+      if (!out.done) {
+        if (o.terminator === 'failed') out.failed(o.message ?? STREAM_MESSAGES.INTERNAL);
+        else if (o.terminator === 'limited') out.limited(STREAM_MESSAGES.LIMITED);
+        else if (emitted === 0) out.succeeded(STREAM_MESSAGES.NO_RESULTS);
+        else out.succeeded();
+      }
+      resolve({ ...o, results: emitted });
+    };
+
+    const timer = setTimeout(() => finish({ results: emitted, terminator: 'failed', message: STREAM_MESSAGES.SCAN_TIMEOUT }),
+      LIMITS.scanTimeoutMs);
+    timer.unref();
+
+    const onMessage = (part: Part) => (m: WorkerMessage) => {
+      if (finished) return;
+      if (m.type === 'batch') part.batches.push(m.items);
+      else if (m.type === 'end') part.finished = true;
+      else {
+        const msg = m.code === 'BAD_PATTERN' ? m.message : STREAM_MESSAGES.INTERNAL;
+        finish({ results: emitted, terminator: 'failed', message: msg });
+        return;
+      }
+      pump();
+    };
+
+    for (const parts of plan) {
+      const s: Stream = { parts: [], current: 0 };
+      for (const p of parts) {
+        const part: Part = {
+          batches: [], at: 0, finished: false, scan: undefined,
+          start: () => pool.run({
+            kind: 'flex', shard: { name: p.shard.name, buffer: p.shard.buffer }, target: q.target, method: q.method,
+            pattern: q.pattern, exclude: q.exclude, typeFilter: q.typeFilter, fence: eff.fence,
+            from: p.from, to: p.to, want,
+          }, onMessage(part)),
+        };
+        s.parts.push(part);
+        all.push(part);
+      }
+      streams.push(s);
+    }
+
+    /** Head item of a stream, 'wait' while its current part has nothing yet, undefined when exhausted. */
+    const head = (s: Stream): FlexItem | 'wait' | undefined => {
+      for (;;) {
+        const part = s.parts[s.current];
+        if (!part) return undefined;
+        const batch = part.batches[0];
+        if (batch) return batch[part.at];
+        if (!part.finished) return 'wait';
+        s.current++;
+      }
+    };
+    const advance = (s: Stream) => {
+      const part = s.parts[s.current]!;
+      part.at++;
+      if (part.at >= part.batches[0]!.length) {
+        part.batches.shift();
+        part.at = 0;
+        part.scan?.credit();
+      }
+    };
+
+    const pump = () => {
+      if (pumping || finished) return;
+      pumping = true;
+      try {
+        while (!finished) {
+          if (out.aborted) {
+            finish({ results: emitted, terminator: 'failed', message: 'client went away' });
+            return;
+          }
+          if (!out.writable) {
+            void out.whenWritable().then(pump);
+            return;
+          }
+          let min: FlexItem | undefined;
+          for (const s of streams) {
+            const h = head(s);
+            if (h === 'wait') return;
+            if (h !== undefined && (min === undefined || h[0] < min[0])) min = h;
+          }
+          if (min === undefined) {
+            finish({ results: emitted, terminator: 'succeeded' });
+            return;
+          }
+          // Take the value from every stream that has it, uniting rrtypes.
+          const key = min[0];
+          let merged: FlexItem | undefined;
+          for (const s of streams) {
+            const h = head(s);
+            if (h !== undefined && h !== 'wait' && h[0] === key) {
+              merged = merged === undefined ? h : unite(merged, h);
+              advance(s);
+            }
+          }
+          if (skipped < eff.offset) {
+            skipped++;
+            continue;
+          }
+          if (emitted >= eff.limit) {
+            finish({ results: emitted, terminator: 'limited' });
+            return;
+          }
+          emitted++;
+          writeItem(q.target, merged!, out);
+        }
+      } finally {
+        pumping = false;
+      }
+    };
+
+    if (all.length === 0) {
+      finish({ results: 0, terminator: 'succeeded' });
+      return;
+    }
+    for (const p of all) p.scan = p.start();
+  });
+}
+
+function unite(a: FlexItem, b: FlexItem): FlexItem {
+  if (typeof (a[1][0]) === 'number' || a[1].length === 0) {
+    const types = [...new Set([...(a as NameItem)[1], ...(b as NameItem)[1]])].sort((x, y) => x - y);
+    return [a[0], types];
+  }
+  const byType = new Map<number, string>();
+  for (const [t, raw] of [...(a as RdataItem)[1], ...(b as RdataItem)[1]]) byType.set(t, raw);
+  return [a[0], [...byType.entries()].sort((x, y) => x[0] - y[0])];
+}
+
+function writeItem(target: 'rrnames' | 'rdata', item: FlexItem, out: SafWriter): void {
+  const value = jsonString(item[0]);
+  if (target === 'rrnames') {
+    for (const t of (item as NameItem)[1]) out.line(`{"obj":{"rrname":${value},"rrtype":"${rrtypeToText(t)}"}}`);
+    return;
+  }
+  for (const [t, raw] of (item as RdataItem)[1]) {
+    const line = `{"obj":{"rdata":${value},"rrtype":"${rrtypeToText(t)}","raw_rdata":"${raw}"}}`;
+    // compat.md: keep lines well under 64 KiB; a longer rdata is left out rather than breaking clients.
+    if (line.length <= LIMITS.lineBytesMax) out.line(line);
+  }
+}

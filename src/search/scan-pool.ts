@@ -1,0 +1,110 @@
+// The pool of scan workers (Piscina) and what it takes to run one task.
+//
+// Size: one thread per core by default; each runs one task at a time
+// (concurrentTasksPerWorker 1), because a scan is pure CPU and a worker
+// blocks in Atomics.wait while its reader is slow. The queue is bounded
+// (Piscina's default is unbounded): a query that would overflow it is
+// refused with 503 before any byte of its response is sent.
+
+import { availableParallelism } from 'node:os';
+import path from 'node:path';
+import { MessageChannel } from 'node:worker_threads';
+import { Piscina } from 'piscina';
+import { LIMITS } from '../config/limits.js';
+import { DIST_ROOT } from '../config/paths.js';
+import {
+  CONTROL_CANCEL, CONTROL_CREDITS, CONTROL_SLOTS, INITIAL_CREDITS, type FlexTask, type WorkerMessage,
+} from './scan-protocol.js';
+
+export interface ScanPoolOptions {
+  threads?: number;
+  queueMax?: number;
+}
+
+/** One running task as the front end sees it. */
+export interface RunningScan {
+  /** Returns one credit to the worker (call after writing a batch). */
+  credit(): void;
+  cancel(): void;
+  /** Settles when the worker has finished the task (after its last message). */
+  readonly done: Promise<void>;
+}
+
+export class ScanPool {
+  readonly piscina: Piscina;
+  readonly threads: number;
+  private readonly queueMax: number;
+
+  constructor(opts: ScanPoolOptions = {}) {
+    this.threads = opts.threads ?? availableParallelism();
+    this.queueMax = opts.queueMax ?? LIMITS.poolQueueMax;
+    this.piscina = new Piscina({
+      filename: path.join(DIST_ROOT, 'workers', 'scan.js'),
+      minThreads: this.threads,
+      maxThreads: this.threads,
+      maxQueue: this.queueMax,
+      concurrentTasksPerWorker: 1,
+      idleTimeout: 60_000,
+    });
+  }
+
+  /** True when `tasks` more would overflow the queue (answer 503 instead). */
+  wouldOverflow(tasks: number): boolean {
+    return this.piscina.queueSize + tasks > this.queueMax;
+  }
+
+  run(task: Omit<FlexTask, 'port' | 'control'>, onMessage: (m: WorkerMessage) => void): RunningScan {
+    const { port1, port2 } = new MessageChannel();
+    const control = new SharedArrayBuffer(CONTROL_SLOTS * 4);
+    const ctl = new Int32Array(control);
+    ctl[CONTROL_CREDITS] = INITIAL_CREDITS;
+    const abort = new AbortController();
+    let ended = false;
+    // Our side of the channel is closed when the worker's last message
+    // (`end` or `error`) arrives, never later: closing it after Piscina's
+    // task promise settled made the messages of LATER tasks on the same
+    // worker go missing (reproduced with a bare Piscina pool on Node 20; a
+    // search hung on every other query).
+    const endStream = () => {
+      if (ended) return false;
+      ended = true;
+      port1.close();
+      return true;
+    };
+    port1.on('message', (m: WorkerMessage) => {
+      if (m.type === 'end' || m.type === 'error') endStream();
+      onMessage(m);
+    });
+    const full: FlexTask = { ...task, port: port2, control };
+    const done = this.piscina.run(full, { transferList: [port2], signal: abort.signal }).then(
+      () => undefined,
+      (err: Error) => {
+        // Worker crashed, was aborted, or the queue refused the task: the
+        // stream must still end, with a failure, unless it already did.
+        if (endStream()) {
+          onMessage({ type: 'error', code: (err as { code?: string }).code ?? 'WORKER_FAILED', message: err.message });
+        }
+      },
+    );
+    return {
+      credit() {
+        Atomics.add(ctl, CONTROL_CREDITS, 1);
+        Atomics.notify(ctl, CONTROL_CREDITS);
+      },
+      cancel() {
+        Atomics.store(ctl, CONTROL_CANCEL, 1);
+        Atomics.notify(ctl, CONTROL_CREDITS);
+        // The worker sees the flag within one scan chunk (~1 ms) and ends
+        // normally. Aborting (Piscina kills and respawns the thread) is the
+        // last resort, for a worker that did not end in time; a task still
+        // queued is simply dropped.
+        if (!ended) setTimeout(() => { if (!ended) abort.abort(); }, 200).unref();
+      },
+      done,
+    };
+  }
+
+  async close(): Promise<void> {
+    await this.piscina.destroy();
+  }
+}

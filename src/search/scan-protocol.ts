@@ -1,0 +1,72 @@
+// The one definition of what crosses between the front end and the scan
+// workers (workers/scan.ts). Both sides import these types; nothing else
+// describes the messages.
+//
+// Flow control: each task gets a control SharedArrayBuffer viewed as
+// Int32Array [cancel, credits]. The worker spends one credit per batch it
+// posts and blocks (Atomics.wait, in short slices so it still sees cancel)
+// while it has none; the front end returns a credit when it has written a
+// batch to the socket. A slow reader therefore stops the scan instead of
+// piling batches up in memory. Setting cancel stops the scan at its next
+// check (every LIMITS.scanChunkBytes of blob, ~1 ms).
+
+import type { MessagePort } from 'node:worker_threads';
+
+export const CONTROL_CANCEL = 0;
+export const CONTROL_CREDITS = 1;
+export const CONTROL_SLOTS = 2;
+/** Batches a worker may post ahead of the socket. */
+export const INITIAL_CREDITS = 4;
+
+/** Inclusive-exclusive time fences in epoch seconds; undefined = no fence. */
+export interface TimeFence {
+  firstBefore?: number;
+  firstAfter?: number;
+  lastBefore?: number;
+  lastAfter?: number;
+}
+
+/**
+ * Which rrtypes a query keeps: every type, ANY (every non-DNSSEC type),
+ * ANY-DNSSEC (only the DNSSEC types), or one type code.
+ */
+export type TypeFilter = 'all' | 'any' | 'any-dnssec' | number;
+
+export interface ShardHandle {
+  name: string;
+  buffer: SharedArrayBuffer;
+}
+
+export interface FlexTask {
+  kind: 'flex';
+  shard: ShardHandle;
+  target: 'rrnames' | 'rdata';
+  method: 'regex' | 'glob';
+  pattern: string;
+  exclude: string | undefined;
+  typeFilter: TypeFilter;
+  fence: TimeFence;
+  /** Record range [from, to) of the shard's blob; to = -1 means the end. */
+  from: number;
+  to: number;
+  /** Stop after this many matching unique values. */
+  want: number;
+  port: MessagePort;
+  control: SharedArrayBuffer;
+}
+
+/** rrnames: [name, rrtypes ascending]. */
+export type NameItem = [string, number[]];
+/** rdata: [value, [rrtype, raw rdata uppercase hex][] ascending by rrtype]. */
+export type RdataItem = [string, [number, string][]];
+export type FlexItem = NameItem | RdataItem;
+
+export type WorkerMessage =
+  | { type: 'batch'; items: FlexItem[] }
+  | { type: 'end'; scanned: number; usedIndex: boolean; cancelled: boolean }
+  | { type: 'error'; code: string; message: string };
+
+export interface FlexTaskResult {
+  scanned: number;
+  matched: number;
+}

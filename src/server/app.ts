@@ -1,0 +1,245 @@
+// The HTTP front end: uWebSockets.js routes, content negotiation, auth and
+// quota (src/auth), and hand-off to the searches, which stream through a
+// SafWriter. One request flows one way:
+//   route -> Accept -> parse -> admit (key, quota) -> licence (limit, offset,
+//   fence) -> plan -> scan workers -> merge -> SafWriter -> socket
+//
+// Everything read from the uWS HttpRequest is read synchronously in the
+// handler (the request object dies when it returns), and onAborted is
+// registered before the handler returns, as uWS requires for async replies.
+
+import { LIMITS, checkLimits } from '../config/limits.js';
+import { API_ERRORS, ApiError, isApiError, type ApiErrorCode } from '../errors/catalogue.js';
+import { AccessGate, type Grant } from '../auth/access-gate.js';
+import { parseFlexQuery } from '../query/flex-query.js';
+import { parseLookupQuery } from '../query/lookup-query.js';
+import { applyKey } from '../query/params.js';
+import { parseQueryString } from '../query/percent.js';
+import { planFlex, runFlexSearch } from '../search/flex-search.js';
+import { runLookup } from '../search/lookup-search.js';
+import { ScanPool } from '../search/scan-pool.js';
+import { ShardSet } from '../search/shard-set.js';
+import { log } from './log.js';
+import { acceptsNdjson, route } from './router.js';
+import { SafWriter } from './saf-writer.js';
+import { uws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
+
+export interface ServerOptions {
+  dataDir: string;
+  host: string;
+  port: number;
+  tlsCert?: string;
+  tlsKey?: string;
+  threads?: number;
+}
+
+export interface RunningServer {
+  readonly port: number;
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+const REASONS: Record<number, string> = {
+  200: 'OK', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found',
+  415: 'Unsupported Media Type', 416: 'Range Not Satisfiable', 429: 'Too Many Requests',
+  500: 'Internal Server Error', 503: 'Service Unavailable',
+};
+
+interface Exchange {
+  res: HttpResponse;
+  aborted: boolean;
+  writer: SafWriter | undefined;
+  url: string;
+  query: string;
+  accept: string;
+  apiKey: string | undefined;
+  ip: string;
+  started: number;
+}
+
+const decoder = new TextDecoder();
+
+function sendError(x: Exchange, code: ApiErrorCode, headers: ReadonlyArray<readonly [string, string]> = []): void {
+  if (x.aborted) return;
+  const e = API_ERRORS[code];
+  x.res.cork(() => {
+    x.res.writeStatus(`${e.status} ${REASONS[e.status] ?? ''}`);
+    x.res.writeHeader('Content-Type', `${e.contentType}; charset=utf-8`);
+    for (const [k, v] of headers) x.res.writeHeader(k, v);
+    x.res.end(e.contentType === 'text/plain' ? `${e.text}\n` : e.text);
+  });
+}
+
+function sendJson(x: Exchange, body: object, headers: ReadonlyArray<readonly [string, string]> = []): void {
+  if (x.aborted) return;
+  x.res.cork(() => {
+    x.res.writeStatus('200 OK');
+    x.res.writeHeader('Content-Type', 'application/json');
+    for (const [k, v] of headers) x.res.writeHeader(k, v);
+    x.res.end(JSON.stringify(body) + '\n');
+  });
+}
+
+export async function startServer(opts: ServerOptions): Promise<RunningServer> {
+  checkLimits();
+  const shards = new ShardSet(opts.dataDir, (msg, extra) => log.info(extra ?? {}, msg));
+  const snap = shards.load();
+  shards.watch();
+  const gate = AccessGate.open(opts.dataDir);
+  const pool = new ScanPool(opts.threads !== undefined ? { threads: opts.threads } : {});
+  let inFlight = 0;
+  log.info({ shards: snap.shards.length, generation: snap.generation, threads: pool.threads }, 'shards loaded');
+
+  const app: TemplatedApp = opts.tlsCert && opts.tlsKey
+    ? uws.SSLApp({ cert_file_name: opts.tlsCert, key_file_name: opts.tlsKey })
+    : uws.App();
+
+  const handleFlex = async (x: Exchange, segments: string[]) => {
+    const q = parseQueryString(x.query);
+    if (!q) throw new ApiError('UNPARSABLE_REQUEST');
+    const now = Math.floor(Date.now() / 1000);
+    const fq = parseFlexQuery(segments, q, now);
+    const grant = await gate.admit(x.apiKey, x.ip, 'flex');
+    try {
+      if (x.aborted) return;
+      const eff = applyKey(fq, grant.limits);
+      const current = shards.current();
+      const plan = planFlex(fq, eff.fence, current.shards, pool.threads, true);
+      const tasks = plan.reduce((n, p) => n + p.length, 0);
+      if (pool.wouldOverflow(tasks) || inFlight >= LIMITS.searchesInFlightMax) throw new ApiError('OVERLOADED');
+      const w = new SafWriter(x.res);
+      x.writer = w;
+      w.begin(grant.headers);
+      inFlight++;
+      try {
+        const outcome = await runFlexSearch(fq, eff, plan, pool, w);
+        logRequest(x, grant, 200, {
+          results: outcome.results, terminator: outcome.terminator,
+          ...(grant.limits.private ? {} : { method: fq.method, target: fq.target, pattern: fq.pattern, id: fq.id, swclient: fq.swclient }),
+        });
+      } finally {
+        inFlight--;
+      }
+    } finally {
+      grant.release();
+    }
+  };
+
+  const handleLookup = async (x: Exchange, segments: string[]) => {
+    const q = parseQueryString(x.query);
+    if (!q) throw new ApiError('UNPARSABLE_REQUEST');
+    const now = Math.floor(Date.now() / 1000);
+    const lq = parseLookupQuery(segments, q, now);
+    const grant = await gate.admit(x.apiKey, x.ip, lq.summarize ? 'summarize' : 'lookup');
+    try {
+      if (x.aborted) return;
+      const eff = applyKey(lq, grant.limits);
+      if (inFlight >= LIMITS.searchesInFlightMax) throw new ApiError('OVERLOADED');
+      const w = new SafWriter(x.res);
+      x.writer = w;
+      w.begin(grant.headers);
+      inFlight++;
+      try {
+        const outcome = await runLookup(lq, eff, shards.current().shards, w);
+        logRequest(x, grant, 200, {
+          results: outcome.results, terminator: outcome.terminator,
+          ...(grant.limits.private ? {} : { path: x.url, id: lq.id, swclient: lq.swclient }),
+        });
+      } finally {
+        inFlight--;
+      }
+    } finally {
+      grant.release();
+    }
+  };
+
+  const handleRateLimit = async (x: Exchange) => {
+    const body = await gate.rateLimit(x.apiKey, x.ip);
+    sendJson(x, body);
+  };
+
+  const handle = async (x: Exchange) => {
+    const r = route(x.url);
+    switch (r.kind) {
+      case 'not_found':
+        sendError(x, 'NOT_FOUND');
+        return;
+      case 'ping':
+        sendJson(x, { ping: 'ok' });
+        return;
+      case 'rate_limit':
+        await handleRateLimit(x);
+        return;
+      case 'flex':
+        if (!acceptsNdjson(x.accept)) throw new ApiError('NOT_ACCEPTABLE');
+        await handleFlex(x, r.segments);
+        return;
+      case 'lookup':
+      case 'summarize':
+        if (!acceptsNdjson(x.accept)) throw new ApiError('NOT_ACCEPTABLE');
+        await handleLookup(x, r.segments);
+        return;
+    }
+  };
+
+  const logRequest = (x: Exchange, grant: Grant | undefined, status: number, extra: object) => {
+    log.info({ status, ms: Math.round(performance.now() - x.started), key: grant?.limits.fingerprint, ...extra }, 'request');
+  };
+
+  app.get('/*', (res: HttpResponse, req: HttpRequest) => {
+    const x: Exchange = {
+      res, aborted: false, writer: undefined,
+      url: req.getUrl(), query: req.getQuery() ?? '', accept: req.getHeader('accept'),
+      apiKey: req.getHeader('x-api-key') || undefined,
+      ip: decoder.decode(res.getRemoteAddressAsText()),
+      started: performance.now(),
+    };
+    res.onAborted(() => {
+      x.aborted = true;
+      x.writer?.markAborted();
+    });
+    if (x.url.length > LIMITS.urlBytesMax) {
+      sendError(x, 'EXCEPTION');
+      return;
+    }
+    handle(x).catch((err: unknown) => {
+      if (x.aborted) return;
+      if (x.writer && !x.writer.done) {
+        // 200 already sent: the stream must end with a terminator.
+        log.error({ err }, 'search failed after begin');
+        x.writer.failed('Internal error');
+        return;
+      }
+      if (isApiError(err)) {
+        sendError(x, err.code);
+        return;
+      }
+      log.error({ err }, 'internal error');
+      sendError(x, 'INTERNAL');
+    });
+  });
+  // Every endpoint is GET; other methods get the front end's 404.
+  app.any('/*', (res: HttpResponse) => {
+    res.cork(() => {
+      res.writeStatus('404 Not Found').writeHeader('Content-Type', 'text/html; charset=utf-8').end(API_ERRORS.NOT_FOUND.text);
+    });
+  });
+
+  const listenSocket = await new Promise<us_listen_socket>((resolve, reject) => {
+    app.listen(opts.host, opts.port, (sock) => (sock ? resolve(sock) : reject(new Error(`cannot listen on ${opts.host}:${opts.port}`))));
+  });
+  const port = uws.us_socket_local_port(listenSocket);
+  const scheme = opts.tlsCert ? 'https' : 'http';
+  const hostForUrl = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
+  return {
+    port,
+    url: `${scheme}://${hostForUrl}:${port}`,
+    async close() {
+      uws.us_listen_socket_close(listenSocket);
+      shards.close();
+      await pool.close();
+      gate.close();
+    },
+  };
+}
+

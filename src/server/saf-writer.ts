@@ -1,0 +1,144 @@
+// SafWriter: the NDJSON "streaming API framing" (SAF) of one 200 response,
+// written to a uWS HttpResponse with backpressure.
+//
+// Contract:
+//   begin() sends status, headers and {"cond":"begin"}; line() appends one
+//   object line; exactly one of succeeded()/limited()/failed() ends it.
+//   Every line ends with "\n"; no blank line is ever written (a widely used
+//   C client aborts on one).
+// Lines are gathered into chunks of LIMITS.writeChunkBytes and each chunk is
+// written in one cork: a uWS write per line measured 2.5-27 MB/s here, 64 KB
+// chunks about 1,270 MB/s. When uWS reports backpressure, `writable` turns
+// false until onWritable fires; producers check it and wait on whenWritable().
+// While the response is open and nothing has been written for
+// keepAliveMs, a `{}` line goes out so that proxies and clients do not time
+// the stream out during a long scan.
+
+import { LIMITS } from '../config/limits.js';
+import type { HttpResponse } from './uws.js';
+
+const BEGIN = '{"cond":"begin"}\n';
+const KEEPALIVE = '{}\n';
+
+export class SafWriter {
+  private pending: string[] = [];
+  private pendingBytes = 0;
+  private backpressured = false;
+  private waiters: (() => void)[] = [];
+  private lastWrite = Date.now();
+  private keepAlive: NodeJS.Timeout | undefined;
+  private ended = false;
+  aborted = false;
+  bytesWritten = 0;
+  lines = 0;
+
+  constructor(private readonly res: HttpResponse, private readonly keepAliveMs = LIMITS.keepAliveIntervalMs) {}
+
+  /** Must be called once the request is known to be aborted (from res.onAborted). */
+  markAborted(): void {
+    this.aborted = true;
+    this.stopKeepAlive();
+    const w = this.waiters;
+    this.waiters = [];
+    for (const f of w) f();
+  }
+
+  get writable(): boolean {
+    return !this.backpressured && !this.aborted && !this.ended;
+  }
+
+  get done(): boolean {
+    return this.ended || this.aborted;
+  }
+
+  begin(headers: ReadonlyArray<readonly [string, string]>): void {
+    if (this.aborted) return;
+    this.res.cork(() => {
+      this.res.writeStatus('200 OK');
+      this.res.writeHeader('Content-Type', 'application/x-ndjson');
+      for (const [k, v] of headers) this.res.writeHeader(k, v);
+    });
+    this.line(BEGIN.slice(0, -1));
+    this.flush();
+    this.keepAlive = setInterval(() => {
+      if (!this.ended && !this.aborted && !this.backpressured && this.pendingBytes === 0 &&
+          Date.now() - this.lastWrite >= this.keepAliveMs) {
+        this.pending.push(KEEPALIVE);
+        this.pendingBytes += KEEPALIVE.length;
+        this.flush();
+      }
+    }, Math.max(10, Math.floor(this.keepAliveMs / 2)));
+    this.keepAlive.unref();
+  }
+
+  /** Appends one line (without its newline). */
+  line(json: string): void {
+    if (this.ended || this.aborted) return;
+    this.pending.push(json, '\n');
+    this.pendingBytes += json.length + 1;
+    this.lines++;
+    if (this.pendingBytes >= LIMITS.writeChunkBytes) this.flush();
+  }
+
+  /** Writes what is pending in one corked write. */
+  flush(): void {
+    if (this.pendingBytes === 0 || this.aborted) return;
+    const chunk = this.pending.join('');
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.lastWrite = Date.now();
+    this.bytesWritten += chunk.length;
+    let ok = true;
+    this.res.cork(() => {
+      ok = this.res.write(chunk);
+    });
+    if (!ok && !this.backpressured) {
+      this.backpressured = true;
+      this.res.onWritable(() => {
+        this.backpressured = false;
+        const w = this.waiters;
+        this.waiters = [];
+        for (const f of w) f();
+        return true;
+      });
+    }
+  }
+
+  /** Resolves when the socket can take more (at once when it can), or when the client has gone. */
+  whenWritable(): Promise<void> {
+    if (!this.backpressured || this.aborted) return Promise.resolve();
+    return new Promise((r) => this.waiters.push(r));
+  }
+
+  succeeded(msg?: string): void {
+    this.finish(msg === undefined ? '{"cond":"succeeded"}' : JSON.stringify({ cond: 'succeeded', msg }));
+  }
+
+  limited(msg: string): void {
+    this.finish(JSON.stringify({ cond: 'limited', msg }));
+  }
+
+  failed(msg: string): void {
+    this.finish(JSON.stringify({ cond: 'failed', msg }));
+  }
+
+  private finish(terminator: string): void {
+    if (this.ended || this.aborted) return;
+    this.line(terminator);
+    this.ended = true;
+    this.stopKeepAlive();
+    const chunk = this.pending.join('');
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.bytesWritten += chunk.length;
+    // end() queues whatever uWS cannot send now and completes it on its own.
+    this.res.cork(() => {
+      this.res.end(chunk);
+    });
+  }
+
+  private stopKeepAlive(): void {
+    if (this.keepAlive) clearInterval(this.keepAlive);
+    this.keepAlive = undefined;
+  }
+}

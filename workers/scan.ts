@@ -1,0 +1,176 @@
+// Piscina entry point: one flexible-search scan over one shard (or a record
+// range of it), streaming unique matches back over the task's MessagePort.
+//
+// Roles (ripgrep's split): the matcher is the compiled RE2 (src/query), the
+// searcher drives the blob through it (src/scan), and this file is the sink:
+// it filters each matching record by exclude, rrtype and time fences, batches
+// the survivors and tells the searcher to stop once it has `want` of them.
+
+import { parentPort } from 'node:worker_threads';
+import type RE2 from 're2';
+import { LIMITS } from '../src/config/limits.js';
+import { isDnssecType } from '../src/dns/rrtype.js';
+import { compilePattern } from '../src/query/pattern.js';
+import { makeMatcher, recordMatches, scanRecords } from '../src/scan/blob-searcher.js';
+import { candidates } from '../src/scan/trigram-index.js';
+import { ShardReader, type FlexColumns } from '../src/shard/shard-reader.js';
+import {
+  CONTROL_CANCEL, CONTROL_CREDITS, type FlexItem, type FlexTask, type FlexTaskResult, type TimeFence, type WorkerMessage,
+} from '../src/search/scan-protocol.js';
+
+void parentPort;
+
+// Shards this worker has attached to, by file name. Attaching is cheap (no
+// copy, no checksum), but reusing saves the FlatBuffer table walk per task.
+const shards = new Map<string, ShardReader>();
+const shardsCachedMax = 64;
+
+function shardFor(task: FlexTask): ShardReader {
+  let s = shards.get(task.shard.name);
+  if (!s) {
+    if (shards.size >= shardsCachedMax) shards.delete(shards.keys().next().value!);
+    s = ShardReader.attach(task.shard.name, task.shard.buffer);
+    shards.set(task.shard.name, s);
+  }
+  return s;
+}
+
+interface Compiled {
+  re: RE2;
+  trigrams: ReturnType<typeof compilePattern>['trigrams'];
+}
+const patterns = new Map<string, Compiled>();
+const patternsCachedMax = 128;
+
+function compiled(method: 'regex' | 'glob', pattern: string): Compiled {
+  const key = `${method}\u0000${pattern}`;
+  let c = patterns.get(key);
+  if (!c) {
+    const p = compilePattern(method, pattern);
+    c = { re: makeMatcher(p), trigrams: p.trigrams };
+    if (patterns.size >= patternsCachedMax) patterns.delete(patterns.keys().next().value!);
+    patterns.set(key, c);
+  }
+  return c;
+}
+
+function passesFence(first: number, last: number, f: TimeFence): boolean {
+  if (f.firstBefore !== undefined && !(first < f.firstBefore)) return false;
+  if (f.firstAfter !== undefined && !(first > f.firstAfter)) return false;
+  if (f.lastBefore !== undefined && !(last < f.lastBefore)) return false;
+  if (f.lastAfter !== undefined && !(last > f.lastAfter)) return false;
+  return true;
+}
+
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).toUpperCase().padStart(2, '0'));
+function hex(bytes: Uint8Array): string {
+  let s = '';
+  for (let i = 0; i < bytes.length; i++) s += HEX[bytes[i]!];
+  return s;
+}
+
+export default function scan(task: FlexTask): FlexTaskResult {
+  const control = new Int32Array(task.control);
+  const port = task.port;
+  const post = (m: WorkerMessage) => port.postMessage(m);
+  let scanned = 0;
+  let matched = 0;
+  let usedIndex = false;
+  try {
+    const shard = shardFor(task);
+    const cols: FlexColumns = task.target === 'rrnames' ? shard.flexNames : shard.flexRdata;
+    const view = { blob: cols.blob, offsets: cols.offsets };
+    const recordCount = cols.offsets.length - 1;
+    const from = Math.max(0, task.from);
+    const to = task.to < 0 ? recordCount : Math.min(task.to, recordCount);
+    const main = compiled(task.method, task.pattern);
+    const exclude = task.exclude !== undefined ? compiled(task.method, task.exclude).re : undefined;
+    const f = task.typeFilter;
+    const keep = (t: number) => f === 'all' || (f === 'any' ? !isDnssecType(t) : f === 'any-dnssec' ? isDnssecType(t) : t === f);
+
+    let batch: FlexItem[] = [];
+    let batchBytes = 0;
+    let lastFlush = performance.now();
+    const cancelled = () => Atomics.load(control, CONTROL_CANCEL) !== 0;
+
+    const flush = () => {
+      if (batch.length === 0) return;
+      // Wait for a credit: the socket side returns one per batch it has written.
+      while (Atomics.load(control, CONTROL_CREDITS) <= 0 && !cancelled()) {
+        Atomics.wait(control, CONTROL_CREDITS, Atomics.load(control, CONTROL_CREDITS), 50);
+      }
+      if (cancelled()) return;
+      Atomics.sub(control, CONTROL_CREDITS, 1);
+      post({ type: 'batch', items: batch });
+      batch = [];
+      batchBytes = 0;
+      lastFlush = performance.now();
+    };
+
+    const onRecord = (i: number): boolean => {
+      scanned++;
+      if (exclude && recordMatches(exclude, view, i)) return true;
+      const value = ShardReader.record(cols, i);
+      const e0 = cols.entryStarts[i]!;
+      const e1 = cols.entryStarts[i + 1]!;
+      if (task.target === 'rrnames') {
+        const types: number[] = [];
+        for (let e = e0; e < e1; e++) {
+          const t = cols.entryType[e]!;
+          if (!keep(t)) continue;
+          if (!passesFence(cols.entryFirst[e]!, cols.entryLast[e]!, task.fence)) continue;
+          types.push(t);
+        }
+        if (types.length === 0) return true;
+        batch.push([value, types]);
+        batchBytes += value.length + 16 * types.length;
+      } else {
+        const entries: [number, string][] = [];
+        for (let e = e0; e < e1; e++) {
+          const t = cols.entryType[e]!;
+          if (!keep(t)) continue;
+          if (!passesFence(cols.entryFirst[e]!, cols.entryLast[e]!, task.fence)) continue;
+          entries.push([t, hex(shard.rdataWire(cols.link[e]!))]);
+        }
+        if (entries.length === 0) return true;
+        batch.push([value, entries]);
+        batchBytes += value.length * 3 + 16 * entries.length;
+      }
+      matched++;
+      if (batch.length >= LIMITS.batchItemsMax || batchBytes >= LIMITS.writeChunkBytes / 2) flush();
+      return matched < task.want && !cancelled();
+    };
+
+    // Stop the searcher to flush a partial batch every so often, so a slow,
+    // selective scan still streams its first results promptly.
+    const shouldStop = () => cancelled() || (batch.length > 0 && performance.now() - lastFlush > 25);
+
+    const cand = candidates(cols.trigrams, main.trigrams, recordCount,
+      Math.floor(recordCount * LIMITS.trigramCandidateFractionMax));
+    if (cand !== 'scan') {
+      usedIndex = true;
+      // Candidates are ascending record ids; take those inside [from, to).
+      for (let k = 0; k < cand.length; k++) {
+        const i = cand[k]!;
+        if (i < from) continue;
+        if (i >= to || cancelled()) break;
+        if (recordMatches(main.re, view, i) && !onRecord(i)) break;
+        if ((k & 1023) === 0 && batch.length > 0 && performance.now() - lastFlush > 25) flush();
+      }
+    } else {
+      let at = from;
+      while (at < to && matched < task.want && !cancelled()) {
+        at = scanRecords(main.re, view, at, to, onRecord, shouldStop);
+        if (batch.length > 0) flush();
+      }
+    }
+    flush();
+    post({ type: 'end', scanned, usedIndex, cancelled: cancelled() });
+  } catch (err) {
+    const e = err as { code?: string; message?: string };
+    post({ type: 'error', code: e.code ?? 'INTERNAL', message: e.message ?? String(err) });
+  } finally {
+    port.close();
+  }
+  return { scanned, matched };
+}
