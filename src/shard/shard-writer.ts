@@ -145,7 +145,8 @@ export function buildShardBody(input: readonly Observation[], source: string, cr
   const bailiwickId = new Map(bailiwickNames.map((b, i) => [b, i]));
 
   // ---- unique rdata, rows in order of first appearance ----
-  const rdataId = new Map<string, number>();
+  // One map per rrtype, keyed by text (text and wire are one-to-one within a type).
+  const rdataIds = new Map<number, Map<string, number>>();
   const rdataType: number[] = [];
   const rdataText: string[] = [];
   const rdataWire: Uint8Array[] = [];
@@ -154,12 +155,13 @@ export function buildShardBody(input: readonly Observation[], source: string, cr
   for (let i = 0; i < n; i++) {
     const r = rrsets[i]!;
     const rows: number[] = [];
+    let ids = rdataIds.get(r.rrtype);
+    if (!ids) rdataIds.set(r.rrtype, (ids = new Map()));
     for (const rd of r.rdata) {
-      const key = `${r.rrtype}:${rd.text}`;
-      let id = rdataId.get(key);
+      let id = ids.get(rd.text);
       if (id === undefined) {
         id = rdataType.length;
-        rdataId.set(key, id);
+        ids.set(rd.text, id);
         rdataType.push(r.rrtype);
         rdataText.push(rd.text);
         rdataWire.push(rd.wire);
@@ -213,14 +215,23 @@ export function buildShardBody(input: readonly Observation[], source: string, cr
   const nameKeys = [...targetRows.keys()].sort();
   const nameCsr = csr(nameKeys.map((k) => targetRows.get(k)!));
   const nameFwdOrder = sortedOrder(nameKeys.map((k) => reverseName(k)));
-  const ip4Key = (id: number) => Buffer.from(rdataWire[id]!).readUInt32BE(0);
-  ip4.sort((a, b) => ip4Key(a) - ip4Key(b) || a - b);
-  ip6.sort((a, b) => Buffer.compare(rdataWire[a]!, rdataWire[b]!) || a - b);
-  const ip4Keys = new Uint32Array(ip4.map(ip4Key));
+  // Sort keys are computed once, never inside a comparator: a Buffer made
+  // per comparison was a tenth of the writer's time.
+  const ip4Of = new Map<number, number>();
+  for (const id of ip4) {
+    const w = rdataWire[id]!;
+    ip4Of.set(id, ((w[0]! << 24) | (w[1]! << 16) | (w[2]! << 8) | w[3]!) >>> 0);
+  }
+  ip4.sort((a, b) => ip4Of.get(a)! - ip4Of.get(b)! || a - b);
+  const ip4Keys = new Uint32Array(ip4.map((id) => ip4Of.get(id)!));
+  const wireKey = (id: number) => Buffer.from(rdataWire[id]!.buffer, rdataWire[id]!.byteOffset, rdataWire[id]!.byteLength).toString('latin1');
+  const ip6Text = ip6.map((id) => `${wireKey(id)}\u0000${id}`).sort();
+  for (let i = 0; i < ip6Text.length; i++) ip6[i] = Number(ip6Text[i]!.slice(17));
   const ip6Keys = new Uint8Array(ip6.length * 16);
   ip6.forEach((id, i) => ip6Keys.set(rdataWire[id]!, i * 16));
+  const wireText = Array.from({ length: nRdata }, (_, i) => wireKey(i));
   const wireOrder = Array.from({ length: nRdata }, (_, i) => i)
-    .sort((a, b) => Buffer.compare(rdataWire[a]!, rdataWire[b]!) || rdataType[a]! - rdataType[b]! || a - b);
+    .sort((a, b) => (wireText[a]! < wireText[b]! ? -1 : wireText[a]! > wireText[b]! ? 1 : rdataType[a]! - rdataType[b]! || a - b));
 
   // ---- flex names: forward order, one entry per rrtype ----
   const nameOrder = sortedOrder(ownerFwd);
