@@ -226,6 +226,9 @@ export function runFlexSearch(q: FlexQuery, eff: { limit: number; offset: number
       finish({ results: 0, terminator: 'succeeded' });
       return;
     }
+    // A client that hangs up stops every scan at once (the workers check the
+    // cancel flag every scan chunk), not at their next batch.
+    out.onAbort(() => finish({ results: emitted, terminator: 'failed', message: 'client went away' }));
     for (const p of all) p.scan = p.start();
   });
 }

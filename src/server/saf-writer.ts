@@ -25,6 +25,7 @@ export class SafWriter {
   private pendingBytes = 0;
   private backpressured = false;
   private waiters: (() => void)[] = [];
+  private abortListeners: (() => void)[] = [];
   private lastWrite = Date.now();
   private keepAlive: NodeJS.Timeout | undefined;
   private ended = false;
@@ -38,9 +39,16 @@ export class SafWriter {
   markAborted(): void {
     this.aborted = true;
     this.stopKeepAlive();
-    const w = this.waiters;
+    const w = [...this.waiters, ...this.abortListeners];
     this.waiters = [];
+    this.abortListeners = [];
     for (const f of w) f();
+  }
+
+  /** Runs `f` once if the client goes away (at once if it already has). */
+  onAbort(f: () => void): void {
+    if (this.aborted) f();
+    else this.abortListeners.push(f);
   }
 
   get writable(): boolean {
