@@ -6,17 +6,9 @@
 
 import type { Observation } from '../src/ingest/observation.js';
 import { SUBDOMAINS, SYLLABLES, TLDS, WORDS, PHISH_BRANDS, PHISH_WORDS } from '../src/demo/vocabulary.js';
+import { seededRandom } from '../src/demo/prng.js';
 
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = seededRandom;
 
 const HEX = '0123456789abcdef';
 

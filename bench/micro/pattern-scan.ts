@@ -22,6 +22,7 @@ import { LIMITS } from '../../src/config/limits.js';
 import { compilePattern } from '../../src/query/pattern.js';
 import { makeMatcher, recordMatches, scanRecords, type BlobView } from '../../src/scan/blob-searcher.js';
 import { buildTrigramIndex, candidates } from '../../src/scan/trigram-index.js';
+import { seededRandom } from '../../src/demo/prng.js';
 
 const QUERIES: Array<[string, string]> = [
   ['selective', '^(.*\\.)?paypal[^.]*\\.com\\.$'],
@@ -31,17 +32,7 @@ const QUERIES: Array<[string, string]> = [
   ['match-all', '.'],
 ];
 
-/** Seeded PRNG (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = seededRandom;
 
 const SYLLABLES = ['ka', 'mo', 'ri', 'ten', 'shop', 'web', 'cdn', 'mail', 'net', 'app', 'lo', 'gin', 'sec', 'ure', 'pay',
   'bank', 'cloud', 'data', 'info', 'host', 'tra', 'vel', 'game', 'news', 'dev', 'api', 'img', 'static', 'media', 'edge'];

@@ -10,6 +10,7 @@ import { LIMITS } from '../../../src/config/limits.js';
 import { atomBytes, byteClass, compilePattern, literalBytes, recordMatcher, type CompiledPattern } from '../../../src/query/pattern.js';
 import { makeMatcher, recordMatches, scanRecords, type BlobView } from '../../../src/scan/blob-searcher.js';
 import { buildTrigramIndex, candidates } from '../../../src/scan/trigram-index.js';
+import { seededRandom } from '../../../src/demo/prng.js';
 
 function makeView(records: readonly string[], shared = false): BlobView {
   const total = records.reduce((n, r) => n + r.length + 1, 0);
@@ -41,16 +42,7 @@ function referenceHits(pattern: string, records: readonly string[]): number[] {
 }
 
 /** Seeded PRNG (mulberry32) so failures reproduce. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = seededRandom;
 
 // Records with the bytes that make naive scans wrong: space, quotes,
 // backslash, digits, upper case, regex punctuation, empty and 1-byte records.

@@ -8,19 +8,11 @@ import { compilePattern } from '../../../src/query/pattern.js';
 import {
   ALL, andQuery, formatQuery, NONE, orQuery, queryHolds, trigramCode, type TrigramQuery,
 } from '../../../src/query/trigram-query.js';
+import { seededRandom } from '../../../src/demo/prng.js';
 
 const plan = (pattern: string) => formatQuery(compilePattern('regex', pattern).trigrams);
 
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = seededRandom;
 
 const tri = (s: string) => trigramCode(s.charCodeAt(0), s.charCodeAt(1), s.charCodeAt(2));
 

@@ -11,6 +11,7 @@ import { compilePattern } from '../../../src/query/pattern.js';
 import { ALL, NONE, queryHolds, trigramCode, type TrigramQuery } from '../../../src/query/trigram-query.js';
 import { makeMatcher, recordMatches, scanRecords, type BlobView } from '../../../src/scan/blob-searcher.js';
 import { buildTrigramIndex, candidates, decodePostings, encodePostings } from '../../../src/scan/trigram-index.js';
+import { seededRandom } from '../../../src/demo/prng.js';
 
 function makeView(records: readonly string[]): BlobView {
   const total = records.reduce((n, r) => n + r.length + 1, 0);
@@ -30,16 +31,7 @@ const code = (s: string) => trigramCode(s.charCodeAt(0), s.charCodeAt(1), s.char
 const and = (...t: string[]): TrigramQuery => ({ op: 'and', trigrams: t.map(code).sort((a, b) => a - b), subs: [] });
 const or = (...t: string[]): TrigramQuery => ({ op: 'or', trigrams: t.map(code).sort((a, b) => a - b), subs: [] });
 
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = seededRandom;
 
 describe('postings coding', () => {
   test('delta LEB128 round trip across varint widths', () => {
