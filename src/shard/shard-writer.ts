@@ -217,13 +217,13 @@ export function buildShardBody(input: readonly Observation[], source: string, cr
   const nameFwdOrder = sortedOrder(nameKeys.map((k) => reverseName(k)));
   // Sort keys are computed once, never inside a comparator: a Buffer made
   // per comparison was a tenth of the writer's time.
-  const ip4Of = new Map<number, number>();
+  const ip4Of = new Uint32Array(nRdata);
   for (const id of ip4) {
     const w = rdataWire[id]!;
-    ip4Of.set(id, ((w[0]! << 24) | (w[1]! << 16) | (w[2]! << 8) | w[3]!) >>> 0);
+    ip4Of[id] = ((w[0]! << 24) | (w[1]! << 16) | (w[2]! << 8) | w[3]!) >>> 0;
   }
-  ip4.sort((a, b) => ip4Of.get(a)! - ip4Of.get(b)! || a - b);
-  const ip4Keys = new Uint32Array(ip4.map((id) => ip4Of.get(id)!));
+  ip4.sort((a, b) => ip4Of[a]! - ip4Of[b]! || a - b);
+  const ip4Keys = Uint32Array.from(ip4, (id) => ip4Of[id]!);
   const wireKey = (id: number) => Buffer.from(rdataWire[id]!.buffer, rdataWire[id]!.byteOffset, rdataWire[id]!.byteLength).toString('latin1');
   const ip6Text = ip6.map((id) => `${wireKey(id)}\u0000${id}`).sort();
   for (let i = 0; i < ip6Text.length; i++) ip6[i] = Number(ip6Text[i]!.slice(17));
