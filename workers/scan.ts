@@ -9,13 +9,13 @@
 import { parentPort } from 'node:worker_threads';
 import type RE2 from 're2';
 import { LIMITS } from '../src/config/limits.js';
-import { isDnssecType } from '../src/dns/rrtype.js';
+import { inFence, keepType } from '../src/query/filters.js';
 import { compilePattern } from '../src/query/pattern.js';
 import { makeMatcher, recordMatches, scanRecords } from '../src/scan/blob-searcher.js';
 import { candidates } from '../src/scan/trigram-index.js';
 import { ShardReader, type FlexColumns } from '../src/shard/shard-reader.js';
 import {
-  CONTROL_CANCEL, CONTROL_CREDITS, type FlexItem, type FlexTask, type FlexTaskResult, type TimeFence, type WorkerMessage,
+  CONTROL_CANCEL, CONTROL_CREDITS, type FlexItem, type FlexTask, type FlexTaskResult, type WorkerMessage,
 } from '../src/search/scan-protocol.js';
 
 void parentPort;
@@ -54,14 +54,6 @@ function compiled(method: 'regex' | 'glob', pattern: string): Compiled {
   return c;
 }
 
-function passesFence(first: number, last: number, f: TimeFence): boolean {
-  if (f.firstBefore !== undefined && !(first < f.firstBefore)) return false;
-  if (f.firstAfter !== undefined && !(first > f.firstAfter)) return false;
-  if (f.lastBefore !== undefined && !(last < f.lastBefore)) return false;
-  if (f.lastAfter !== undefined && !(last > f.lastAfter)) return false;
-  return true;
-}
-
 const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).toUpperCase().padStart(2, '0'));
 function hex(bytes: Uint8Array): string {
   let s = '';
@@ -73,7 +65,7 @@ export default function scan(task: FlexTask): FlexTaskResult {
   const control = new Int32Array(task.control);
   const port = task.port;
   const post = (m: WorkerMessage) => port.postMessage(m);
-  let scanned = 0;
+  let regexHits = 0;
   let matched = 0;
   let usedIndex = false;
   try {
@@ -85,8 +77,7 @@ export default function scan(task: FlexTask): FlexTaskResult {
     const to = task.to < 0 ? recordCount : Math.min(task.to, recordCount);
     const main = compiled(task.method, task.pattern);
     const exclude = task.exclude !== undefined ? compiled(task.method, task.exclude).re : undefined;
-    const f = task.typeFilter;
-    const keep = (t: number) => f === 'all' || (f === 'any' ? !isDnssecType(t) : f === 'any-dnssec' ? isDnssecType(t) : t === f);
+    const keep = (t: number) => keepType(task.typeFilter, t);
 
     let batch: FlexItem[] = [];
     let batchBytes = 0;
@@ -108,7 +99,7 @@ export default function scan(task: FlexTask): FlexTaskResult {
     };
 
     const onRecord = (i: number): boolean => {
-      scanned++;
+      regexHits++;
       if (exclude && recordMatches(exclude, view, i)) return true;
       const value = ShardReader.record(cols, i);
       const e0 = cols.entryStarts[i]!;
@@ -118,7 +109,7 @@ export default function scan(task: FlexTask): FlexTaskResult {
         for (let e = e0; e < e1; e++) {
           const t = cols.entryType[e]!;
           if (!keep(t)) continue;
-          if (!passesFence(cols.entryFirst[e]!, cols.entryLast[e]!, task.fence)) continue;
+          if (!inFence(cols.entryFirst[e]!, cols.entryLast[e]!, task.fence)) continue;
           types.push(t);
         }
         if (types.length === 0) return true;
@@ -129,7 +120,7 @@ export default function scan(task: FlexTask): FlexTaskResult {
         for (let e = e0; e < e1; e++) {
           const t = cols.entryType[e]!;
           if (!keep(t)) continue;
-          if (!passesFence(cols.entryFirst[e]!, cols.entryLast[e]!, task.fence)) continue;
+          if (!inFence(cols.entryFirst[e]!, cols.entryLast[e]!, task.fence)) continue;
           entries.push([t, hex(shard.rdataWire(cols.link[e]!))]);
         }
         if (entries.length === 0) return true;
@@ -165,12 +156,12 @@ export default function scan(task: FlexTask): FlexTaskResult {
       }
     }
     flush();
-    post({ type: 'end', scanned, usedIndex, cancelled: cancelled() });
+    post({ type: 'end', regexHits, usedIndex, cancelled: cancelled() });
   } catch (err) {
     const e = err as { code?: string; message?: string };
     post({ type: 'error', code: e.code ?? 'INTERNAL', message: e.message ?? String(err) });
   } finally {
     port.close();
   }
-  return { scanned, matched };
+  return { regexHits, matched };
 }

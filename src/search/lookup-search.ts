@@ -13,7 +13,8 @@
 // Offsets are therefore stable while the data is unchanged.
 
 import { reverseName } from '../dns/name.js';
-import { isDnssecType, rrtypeToText } from '../dns/rrtype.js';
+import { rrtypeToText } from '../dns/rrtype.js';
+import { inFence, keepType } from '../query/filters.js';
 import { STREAM_MESSAGES } from '../errors/catalogue.js';
 import { minNonZero } from '../ingest/aggregate.js';
 import type { LookupQuery, NameMatch } from '../query/lookup-query.js';
@@ -21,7 +22,7 @@ import type { SafWriter } from '../server/saf-writer.js';
 import { findExact, isOneLabel, prefixRange } from '../shard/blob-search.js';
 import { ShardReader } from '../shard/shard-reader.js';
 import { mergeSorted } from './merge.js';
-import type { TimeFence, TypeFilter } from './scan-protocol.js';
+import type { TimeFence } from './scan-protocol.js';
 
 /** One result row before aggregation: an RRset, or one record of an RRset (rdata lookups). */
 interface Row {
@@ -42,21 +43,11 @@ interface Totals {
 
 const rowsPerSlice = 512;
 
-function keepType(f: TypeFilter, t: number): boolean {
-  return f === 'all' || (f === 'any' ? !isDnssecType(t) : f === 'any-dnssec' ? isDnssecType(t) : t === f);
-}
-
 function passes(s: ShardReader, i: number, q: LookupQuery, fence: TimeFence, bailiwickId: number): boolean {
   const rs = s.rrsets;
   if (!keepType(q.typeFilter, rs.rrtype[i]!)) return false;
   if (bailiwickId >= 0 && rs.bailiwick[i] !== bailiwickId) return false;
-  const first = minNonZero(rs.timeFirst[i]!, rs.zoneTimeFirst[i]!);
-  const last = Math.max(rs.timeLast[i]!, rs.zoneTimeLast[i]!);
-  if (fence.firstBefore !== undefined && !(first < fence.firstBefore)) return false;
-  if (fence.firstAfter !== undefined && !(first > fence.firstAfter)) return false;
-  if (fence.lastBefore !== undefined && !(last < fence.lastBefore)) return false;
-  if (fence.lastAfter !== undefined && !(last > fence.lastAfter)) return false;
-  return true;
+  return inFence(minNonZero(rs.timeFirst[i]!, rs.zoneTimeFirst[i]!), Math.max(rs.timeLast[i]!, rs.zoneTimeLast[i]!), fence);
 }
 
 /** The RRset's sort key after its owner (see shard-rrsets.ts rrsetSortKey). */

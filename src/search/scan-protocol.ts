@@ -63,10 +63,11 @@ export type FlexItem = NameItem | RdataItem;
 
 export type WorkerMessage =
   | { type: 'batch'; items: FlexItem[] }
-  | { type: 'end'; scanned: number; usedIndex: boolean; cancelled: boolean }
+  // regexHits: records the pattern matched, before exclude, rrtype and fence filters.
+  | { type: 'end'; regexHits: number; usedIndex: boolean; cancelled: boolean }
   | { type: 'error'; code: string; message: string };
 
 export interface FlexTaskResult {
-  scanned: number;
+  regexHits: number;
   matched: number;
 }
