@@ -35,6 +35,8 @@ export function* benchNames(count: number, seed = 7): Generator<string> {
       name = `${h}.cdn.${name}`;
     } else if (y < 0.4002) name = `${pick(PHISH_BRANDS)}-${pick(PHISH_WORDS)}.${name}`;
     else if (y < 0.4004) name = `${pick(PHISH_WORDS)}-${pick(PHISH_BRANDS)}${Math.floor(r() * 10)}.${pick(tlds)}.`;
+    // Brand lookalikes directly under com., which the selective query class looks for.
+    else if (y < 0.4005) name = `${pick(PHISH_BRANDS)}-${pick(PHISH_WORDS)}${Math.floor(r() * 100)}.com.`;
     if (seen.has(name)) continue;
     // Remember only a window: collisions are rare and a full Set of 10 M would dominate memory.
     if (seen.size > 2_000_000) seen.clear();
