@@ -5,6 +5,12 @@
       "sources": ["mmap.cc"],
       "cflags_cc": ["-std=gnu++17", "-O2", "-Wall", "-Wextra", "-Wno-cast-function-type"],
       "defines": ["NODE_WANT_INTERNALS=0"]
+    },
+    {
+      "target_name": "rrscan_sort",
+      "sources": ["sort.cc"],
+      "cflags_cc": ["-std=gnu++17", "-O2", "-Wall", "-Wextra", "-Wno-cast-function-type"],
+      "defines": ["NODE_WANT_INTERNALS=0"]
     }
   ]
 }

@@ -1,30 +1,24 @@
-// Aggregation of observations into RRsets.
+// Aggregation of observations into RRsets, held in columns.
 //
 // Key: (rrname, rrtype, bailiwick, rdata set). Merging takes the earliest
 // first sighting, the latest last sighting (sensor and zone separately) and
 // sums counts. The rdata set of each RRset is deduplicated and ordered by
 // wire form, so two sightings of the same records in another order meet.
 //
+// Why columns and not one object per RRset: an ingest run holds millions of
+// RRsets. Kept as Observation objects (strings, arrays, one Uint8Array per
+// record) they cost about 2 KB each, the writer then spent a quarter of its
+// time in the garbage collector, and every index it built hashed the same
+// strings again. Here each owner name, bailiwick and (rrtype, rdata) value is
+// interned once into a small integer; an RRset is a row of typed columns; the
+// wire bytes of all rdata live in one arena. The shard writer reads these
+// columns directly (shard-writer.ts).
+//
 // Memory is the caller's to bound: `size` tells how many distinct RRsets are
-// held, and ingest drains the aggregator into a shard when it passes the
-// --memory budget (LIMITS.ingestRrsetsInMemoryMax by default).
+// held, and ingest hands the table to the writer and starts a new one when it
+// passes the --memory-rrsets budget (LIMITS.ingestRrsetsInMemoryMax).
 
 import type { Observation, Rdata } from './observation.js';
-
-function compareBytes(a: Uint8Array, b: Uint8Array): number {
-  return Buffer.compare(a, b);
-}
-
-/** Sort by wire and drop duplicates; returns the same array when already canonical. */
-export function canonicalRdata(rdata: Rdata[]): Rdata[] {
-  if (rdata.length <= 1) return rdata;
-  const sorted = rdata.slice().sort((x, y) => compareBytes(x.wire, y.wire));
-  const out: Rdata[] = [sorted[0]!];
-  for (let i = 1; i < sorted.length; i++) {
-    if (compareBytes(sorted[i]!.wire, out[out.length - 1]!.wire) !== 0) out.push(sorted[i]!);
-  }
-  return out;
-}
 
 export function minNonZero(a: number, b: number): number {
   if (a === 0) return b;
@@ -41,34 +35,196 @@ export function mergeInto(into: Observation, from: Observation): void {
   into.zoneTimeLast = Math.max(into.zoneTimeLast, from.zoneTimeLast);
 }
 
-export function aggregationKey(o: Observation): string {
-  let key = `${o.rrname}\u0000${o.rrtype}\u0000${o.bailiwick}`;
-  for (const r of o.rdata) key += `\u0000${r.text}`;
-  return key;
+type TypedArray = Uint8Array | Uint16Array | Uint32Array | Float64Array;
+interface TypedArrayClass<T extends TypedArray> {
+  new (length: number): T;
 }
 
-export class RrsetAggregator {
-  private readonly sets = new Map<string, Observation>();
+/** An append-only typed column that doubles its storage as it grows. */
+export class Column<T extends TypedArray> {
+  private data: T;
+  length = 0;
+
+  constructor(private readonly kind: TypedArrayClass<T>, initial = 1024) {
+    this.data = new kind(initial);
+  }
+
+  push(v: number): void {
+    if (this.length === this.data.length) this.grow(this.length + 1);
+    this.data[this.length++] = v;
+  }
+
+  /** Appends a run of values (the wire bytes of one record). */
+  pushAll(values: ArrayLike<number> & { length: number }): void {
+    if (this.length + values.length > this.data.length) this.grow(this.length + values.length);
+    (this.data as Uint8Array).set(values as Uint8Array, this.length);
+    this.length += values.length;
+  }
+
+  get(i: number): number {
+    return this.data[i]!;
+  }
+
+  set(i: number, v: number): void {
+    this.data[i] = v;
+  }
+
+  /** The filled part, as a view (valid until the next push). */
+  view(): T {
+    return this.data.subarray(0, this.length) as T;
+  }
+
+  private grow(need: number): void {
+    let size = this.data.length * 2;
+    while (size < need) size *= 2;
+    const next = new this.kind(size);
+    next.set(this.data as never);
+    this.data = next;
+  }
+}
+
+function intern(ids: Map<string, number>, list: string[], s: string): number {
+  let id = ids.get(s);
+  if (id === undefined) {
+    id = list.length;
+    ids.set(s, id);
+    list.push(s);
+  }
+  return id;
+}
+
+/**
+ * Distinct RRsets in columns. Row i of the RRset columns is one aggregated
+ * RRset; its records are rdataRows[rdataStarts[i] .. rdataStarts[i+1]),
+ * indexes into the rdata columns, in canonical (wire) order.
+ */
+export class RrsetTable {
+  /** Observations added, before aggregation. */
   observations = 0;
 
+  // Interned strings. Owner names and bailiwicks are kept apart: every name in
+  // `names` owns at least one RRset, which the writer relies on.
+  private readonly nameIds = new Map<string, number>();
+  readonly names: string[] = [];
+  private readonly bailiwickIds = new Map<string, number>();
+  readonly bailiwicks: string[] = [];
+
+  // Unique rdata: (rrtype, presentation text), which within one rrtype is
+  // one-to-one with the wire form. Wire bytes go to one arena.
+  private readonly rdataIds = new Map<number, Map<string, number>>();
+  readonly rdataText: string[] = [];
+  readonly rdataType = new Column(Uint16Array);
+  readonly wireBytes = new Column(Uint8Array, 1 << 16);
+  readonly wireStarts = new Column(Uint32Array);
+
+  // RRsets.
+  private readonly keys = new Map<string, number>();
+  readonly owner = new Column(Uint32Array);
+  readonly rrtype = new Column(Uint16Array);
+  readonly bailiwick = new Column(Uint32Array);
+  readonly rdataStarts = new Column(Uint32Array);
+  readonly rdataRows = new Column(Uint32Array);
+  readonly count = new Column(Float64Array);
+  readonly timeFirst = new Column(Uint32Array);
+  readonly timeLast = new Column(Uint32Array);
+  readonly zoneTimeFirst = new Column(Uint32Array);
+  readonly zoneTimeLast = new Column(Uint32Array);
+
+  private readonly rows: number[] = [];
+
+  constructor() {
+    this.rdataStarts.push(0);
+    this.wireStarts.push(0);
+  }
+
+  /** Distinct RRsets held. */
   get size(): number {
-    return this.sets.size;
+    return this.owner.length;
   }
 
   add(o: Observation): void {
     this.observations++;
-    const rdata = canonicalRdata(o.rdata);
-    const obs = rdata === o.rdata ? o : { ...o, rdata };
-    const key = aggregationKey(obs);
-    const have = this.sets.get(key);
-    if (have) mergeInto(have, obs);
-    else this.sets.set(key, { ...obs });
+    let ids = this.rdataIds.get(o.rrtype);
+    if (ids === undefined) this.rdataIds.set(o.rrtype, (ids = new Map()));
+    const rows = this.rows;
+    rows.length = 0;
+    for (const rd of o.rdata) {
+      let id = ids.get(rd.text);
+      if (id === undefined) {
+        id = this.rdataText.length;
+        ids.set(rd.text, id);
+        this.rdataText.push(rd.text);
+        this.rdataType.push(o.rrtype);
+        this.wireBytes.pushAll(rd.wire);
+        this.wireStarts.push(this.wireBytes.length);
+      }
+      rows.push(id);
+    }
+    if (rows.length > 1) this.canonicalize(rows);
+
+    const owner = intern(this.nameIds, this.names, o.rrname);
+    const bailiwick = intern(this.bailiwickIds, this.bailiwicks, o.bailiwick);
+    let key = `${owner} ${o.rrtype} ${bailiwick}`;
+    for (const r of rows) key += ` ${r}`;
+    const have = this.keys.get(key);
+    if (have !== undefined) {
+      this.count.set(have, this.count.get(have) + o.count);
+      this.timeFirst.set(have, minNonZero(this.timeFirst.get(have), o.timeFirst));
+      this.timeLast.set(have, Math.max(this.timeLast.get(have), o.timeLast));
+      this.zoneTimeFirst.set(have, minNonZero(this.zoneTimeFirst.get(have), o.zoneTimeFirst));
+      this.zoneTimeLast.set(have, Math.max(this.zoneTimeLast.get(have), o.zoneTimeLast));
+      return;
+    }
+    this.keys.set(key, this.owner.length);
+    this.owner.push(owner);
+    this.rrtype.push(o.rrtype);
+    this.bailiwick.push(bailiwick);
+    for (const r of rows) this.rdataRows.push(r);
+    this.rdataStarts.push(this.rdataRows.length);
+    this.count.push(o.count);
+    this.timeFirst.push(o.timeFirst);
+    this.timeLast.push(o.timeLast);
+    this.zoneTimeFirst.push(o.zoneTimeFirst);
+    this.zoneTimeLast.push(o.zoneTimeLast);
   }
 
-  /** Hands over every RRset held and empties the aggregator. */
-  drain(): Observation[] {
-    const out = [...this.sets.values()];
-    this.sets.clear();
-    return out;
+  /** The wire form of rdata `id` (a view into the arena, valid until the next add). */
+  wire(id: number): Uint8Array {
+    return this.wireBytes.view().subarray(this.wireStarts.get(id), this.wireStarts.get(id + 1));
+  }
+
+  /** Unsigned byte order of two rdata's wire forms, a shorter prefix first. */
+  compareWire(a: number, b: number): number {
+    const bytes = this.wireBytes.view();
+    let i = this.wireStarts.get(a);
+    let j = this.wireStarts.get(b);
+    const endA = this.wireStarts.get(a + 1);
+    const endB = this.wireStarts.get(b + 1);
+    for (; i < endA && j < endB; i++, j++) {
+      if (bytes[i] !== bytes[j]) return bytes[i]! - bytes[j]!;
+    }
+    return (endA - i) - (endB - j);
+  }
+
+  /** RRset `i` as an Observation (for tests and tools; the writer reads the columns). */
+  rrset(i: number): Observation {
+    const rdata: Rdata[] = [];
+    for (let j = this.rdataStarts.get(i); j < this.rdataStarts.get(i + 1); j++) {
+      const id = this.rdataRows.get(j);
+      rdata.push({ text: this.rdataText[id]!, wire: this.wire(id).slice() });
+    }
+    return {
+      rrname: this.names[this.owner.get(i)]!, rrtype: this.rrtype.get(i), bailiwick: this.bailiwicks[this.bailiwick.get(i)]!,
+      rdata, count: this.count.get(i), timeFirst: this.timeFirst.get(i), timeLast: this.timeLast.get(i),
+      zoneTimeFirst: this.zoneTimeFirst.get(i), zoneTimeLast: this.zoneTimeLast.get(i),
+    };
+  }
+
+  /** Sorts an RRset's rdata ids by wire form and drops duplicates, in place. */
+  private canonicalize(rows: number[]): void {
+    rows.sort((a, b) => this.compareWire(a, b));
+    let w = 1;
+    for (let r = 1; r < rows.length; r++) if (rows[r] !== rows[w - 1]) rows[w++] = rows[r]!;
+    rows.length = w;
   }
 }

@@ -1,8 +1,8 @@
 // An ingest run: source files in, new shards published, or nothing at all.
 //
 // Each file is read by its source parser (zone, pcap, dnstap, ndjson), every
-// observation goes through the RrsetAggregator, and whenever the aggregator
-// holds `memoryRrsets` RRsets it is drained into a shard file. That budget,
+// observation goes into an RrsetTable (aggregate.ts), and whenever the table
+// holds `memoryRrsets` RRsets it is written out as a shard file and replaced. That budget,
 // not the input size, bounds peak memory. The shard files are published in
 // ONE manifest swap at the end; a run that fails (too many bad records, a
 // full disk, a crash) leaves the published data exactly as it was and
@@ -15,7 +15,7 @@ import { LIMITS } from '../config/limits.js';
 import { buildShardBody, writeShardFile } from '../shard/shard-writer.js';
 import { SHARD_HEADER_BYTES } from '../shard/format.js';
 import { updateManifest, type ShardEntry } from '../shard/manifest.js';
-import { RrsetAggregator } from './aggregate.js';
+import { RrsetTable } from './aggregate.js';
 import type { IngestContext, Observation } from './observation.js';
 import { zoneObservations } from './zone.js';
 import { pcapObservations } from './pcap.js';
@@ -92,10 +92,12 @@ function sourceFor(format: SourceFormat, file: string, ctx: IngestContext, opts:
  * deletes them.
  */
 class ShardSpiller {
-  readonly agg = new RrsetAggregator();
+  private table = new RrsetTable();
   private readonly written: { file: string; rrsets: number; bytes: number }[] = [];
   records = 0;
   rrsets = 0;
+  /** Observations added, before aggregation, over every table of the run. */
+  observations = 0;
 
   constructor(private readonly dataDir: string, private readonly label: string, private readonly now: number,
     private readonly memoryRrsets: number) {
@@ -104,13 +106,15 @@ class ShardSpiller {
 
   async add(o: Observation): Promise<void> {
     this.records += o.rdata.length;
-    this.agg.add(o);
-    if (this.agg.size >= this.memoryRrsets) await this.spill();
+    this.observations++;
+    this.table.add(o);
+    if (this.table.size >= this.memoryRrsets) await this.spill();
   }
 
   async spill(): Promise<void> {
-    if (this.agg.size === 0) return;
-    const { body, stats } = buildShardBody(this.agg.drain(), this.label, this.now);
+    if (this.table.size === 0) return;
+    const { body, stats } = buildShardBody(this.table, this.label, this.now);
+    this.table = new RrsetTable();
     const file = await writeShardFile(this.dataDir, body, this.now);
     this.written.push({ file, rrsets: stats.rrsets, bytes: body.byteLength + SHARD_HEADER_BYTES });
     this.rrsets += stats.rrsets;
@@ -169,7 +173,7 @@ export async function ingestFiles(files: readonly string[], opts: IngestOptions)
     throw err;
   }
   return {
-    files: files.length, records: spiller.records, observations: spiller.agg.observations, rrsets: spiller.rrsets,
+    files: files.length, records: spiller.records, observations: spiller.observations, rrsets: spiller.rrsets,
     rejected, shards, seconds: (performance.now() - started) / 1000,
   };
 }
@@ -191,6 +195,6 @@ export async function ingestObservations(source: Iterable<Observation>, dataDir:
     await spiller.abort();
     throw err;
   }
-  return { files: 0, records: spiller.records, observations: spiller.agg.observations, rrsets: spiller.rrsets, rejected: 0,
+  return { files: 0, records: spiller.records, observations: spiller.observations, rrsets: spiller.rrsets, rejected: 0,
     shards, seconds: (performance.now() - started) / 1000 };
 }

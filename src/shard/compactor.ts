@@ -9,7 +9,7 @@
 
 import path from 'node:path';
 import { LIMITS } from '../config/limits.js';
-import { mergeInto } from '../ingest/aggregate.js';
+import { mergeInto, RrsetTable } from '../ingest/aggregate.js';
 import type { Observation } from '../ingest/observation.js';
 import { readManifest, updateManifest, type ShardEntry } from './manifest.js';
 import { ShardReader } from './shard-reader.js';
@@ -38,14 +38,14 @@ export async function compact(dataDir: string, opts: { shardRrsetsMax?: number; 
   }
   const readers = inputs.map((e) => ShardReader.open(path.join(dataDir, e.file)));
   const written: ShardEntry[] = [];
-  let batch: Observation[] = [];
+  let batch = new RrsetTable();
   let rrsetsIn = 0;
   let rrsetsOut = 0;
   const label = `compact ${inputs.length} shards`;
   const flush = async () => {
-    if (batch.length === 0) return;
+    if (batch.size === 0) return;
     const { body, stats } = buildShardBody(batch, label, now);
-    batch = [];
+    batch = new RrsetTable();
     const file = await writeShardFile(dataDir, body, now);
     written.push({ file, rrsets: stats.rrsets, bytes: body.byteLength + SHARD_HEADER_BYTES, createdAt: now, source: label });
     rrsetsOut += stats.rrsets;
@@ -55,8 +55,8 @@ export async function compact(dataDir: string, opts: { shardRrsetsMax?: number; 
       const merged: Observation = { ...group[0]!.rrset };
       for (let i = 1; i < group.length; i++) mergeInto(merged, group[i]!.rrset);
       rrsetsIn += group.length;
-      batch.push(merged);
-      if (batch.length >= perShard) await flush();
+      batch.add(merged);
+      if (batch.size >= perShard) await flush();
     }
     await flush();
     const merged = new Set(inputs.map((e) => e.file));

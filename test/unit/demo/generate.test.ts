@@ -5,7 +5,7 @@ import { DEMO_EPOCH_START, DEMO_NOW_DEFAULT, demoObservations } from '../../../s
 import { normalizeName } from '../../../src/dns/name.js';
 import { rdataFromText, rdataToText } from '../../../src/dns/rdata.js';
 import { rrtypeToText } from '../../../src/dns/rrtype.js';
-import { RrsetAggregator } from '../../../src/ingest/aggregate.js';
+import { RrsetTable } from '../../../src/ingest/aggregate.js';
 import type { Observation } from '../../../src/ingest/observation.js';
 
 const N = 100_000;
@@ -49,9 +49,9 @@ describe('demo dataset: determinism', () => {
 describe('demo dataset: shape', () => {
   it('yields exactly `records` observations, each a distinct RRset', () => {
     expect(all).toHaveLength(N);
-    const agg = new RrsetAggregator();
-    for (const o of all) agg.add(o);
-    expect(agg.size).toBe(N);
+    const table = new RrsetTable();
+    for (const o of all) table.add(o);
+    expect(table.size).toBe(N);
   });
 
   it('covers A, AAAA, NS, MX, TXT, CNAME and SOA, and only those', () => {

@@ -7,7 +7,7 @@ import { LIMITS } from '../../../src/config/limits.js';
 import { rdataFromText, rdataToText } from '../../../src/dns/rdata.js';
 import { rrtypeToText } from '../../../src/dns/rrtype.js';
 import { IngestError } from '../../../src/errors/catalogue.js';
-import { RrsetAggregator } from '../../../src/ingest/aggregate.js';
+import { RrsetTable } from '../../../src/ingest/aggregate.js';
 import { ndjsonObservations } from '../../../src/ingest/ndjson.js';
 import type { IngestContext, Observation } from '../../../src/ingest/observation.js';
 
@@ -107,9 +107,9 @@ describeReal('real NDJSON (shared/data/real/json)', () => {
     // Lines 8 and 9 are the same object, lines 4 and 15 the same RRset seen twice, and lines 11 and 12
     // the same bailiwick-less NS record seen in a zone file and by a sensor.
     const { obs } = await read(path.join(JSON_DIR, 'dnsdb-v2-doc-examples.ndjson'));
-    const agg = new RrsetAggregator();
-    for (const o of obs) agg.add(o);
-    const sets = agg.drain();
+    const table = new RrsetTable();
+    for (const o of obs) table.add(o);
+    const sets = Array.from({ length: table.size }, (_, i) => table.rrset(i));
     expect(sets).toHaveLength(14);
     const dme = sets.find((s) => s.rrtype === 2 && s.bailiwick === 'farsightsecurity.com.' && s.rdata.length === 3)!;
     expect([dme.count, dme.timeFirst, dme.timeLast]).toEqual([495241 + 989291, 1374096380, 1499964330]);

@@ -1,0 +1,26 @@
+// Native sort of byte-string records (native/sort.cc), for the shard writer.
+//
+// The order is the shard format's: unsigned bytes, a record before any record
+// it is a prefix of; for the printable ASCII of names and rdata text that is
+// JavaScript's own string order, which the readers' binary searches use.
+// Equal records are ordered by `tiebreak` (when given), then by position, so
+// the result is total and repeatable.
+
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { PACKAGE_ROOT } from '../config/paths.js';
+
+interface SortAddon {
+  sortRecords(bytes: Uint8Array, offsets: Uint32Array, tiebreak?: Uint32Array): Uint32Array;
+}
+
+const require = createRequire(import.meta.url);
+const addon = require(path.join(PACKAGE_ROOT, 'native', 'build', 'Release', 'rrscan_sort.node')) as SortAddon;
+
+/**
+ * Record i is bytes[offsets[i] .. offsets[i+1]); returns the record indexes
+ * in sorted order.
+ */
+export function sortRecords(bytes: Uint8Array, offsets: Uint32Array, tiebreak?: Uint32Array): Uint32Array {
+  return addon.sortRecords(bytes, offsets, tiebreak);
+}
