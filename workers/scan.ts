@@ -40,7 +40,10 @@ interface Compiled {
   trigrams: ReturnType<typeof compilePattern>['trigrams'];
 }
 const patterns = new Map<string, Compiled>();
-const patternsCachedMax = 128;
+// Each compiled RE2 may grow a DFA cache of up to its max_mem (8 MB) per
+// worker; 16 recent patterns bound that to ~128 MB a worker while repeated
+// queries (paging with offset, one analyst's session) still hit.
+const patternsCachedMax = 16;
 
 function compiled(method: 'regex' | 'glob', pattern: string): Compiled {
   const key = `${method}\u0000${pattern}`;
@@ -53,6 +56,11 @@ function compiled(method: 'regex' | 'glob', pattern: string): Compiled {
   }
   return c;
 }
+
+/** First slice of a blob scan, in records (~50 KB of names); later slices follow the measured speed. */
+const sliceRecordsFirst = 1_024;
+/** Smallest slice: one record can be a 64 KB rdata, and per-slice overhead must stay small. */
+const sliceRecordsMin = 16;
 
 const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).toUpperCase().padStart(2, '0'));
 function hex(bytes: Uint8Array): string {
@@ -83,12 +91,25 @@ export default function scan(task: FlexTask): FlexTaskResult {
     let batchBytes = 0;
     let lastFlush = performance.now();
     const cancelled = () => Atomics.load(control, CONTROL_CANCEL) !== 0;
+    // Set when no credit came in time: the batch in hand still goes out (one
+    // batch over the credits, no more), the scan stops, and `end` says where
+    // to resume (scan-protocol.ts: waiting longer could deadlock the merge).
+    let paused = false;
+    let resumeAt: number | undefined;
 
     const flush = () => {
       if (batch.length === 0) return;
       // Wait for a credit: the socket side returns one per batch it has written.
-      while (Atomics.load(control, CONTROL_CREDITS) <= 0 && !cancelled()) {
-        Atomics.wait(control, CONTROL_CREDITS, Atomics.load(control, CONTROL_CREDITS), 50);
+      const deadline = performance.now() + LIMITS.scanCreditWaitMs;
+      for (;;) {
+        const credits = Atomics.load(control, CONTROL_CREDITS);
+        if (credits > 0 || cancelled()) break;
+        const left = deadline - performance.now();
+        if (left <= 0) {
+          paused = true;
+          break;
+        }
+        Atomics.wait(control, CONTROL_CREDITS, credits, left);
       }
       if (cancelled()) return;
       Atomics.sub(control, CONTROL_CREDITS, 1);
@@ -129,12 +150,13 @@ export default function scan(task: FlexTask): FlexTaskResult {
       }
       matched++;
       if (batch.length >= LIMITS.batchItemsMax || batchBytes >= LIMITS.writeChunkBytes / 2) flush();
-      return matched < task.want && !cancelled();
+      return matched < task.want && !cancelled() && !paused;
     };
 
     // Stop the searcher to flush a partial batch every so often, so a slow,
     // selective scan still streams its first results promptly.
-    const shouldStop = () => cancelled() || (batch.length > 0 && performance.now() - lastFlush > 25);
+    const stale = () => batch.length > 0 && performance.now() - lastFlush > 25;
+    const shouldStop = () => cancelled() || stale();
 
     const cand = candidates(cols.trigrams, main.trigrams, recordCount,
       Math.floor(recordCount * LIMITS.trigramCandidateFractionMax));
@@ -145,18 +167,36 @@ export default function scan(task: FlexTask): FlexTaskResult {
         const i = cand[k]!;
         if (i < from) continue;
         if (i >= to || cancelled()) break;
-        if (recordMatches(main.re, view, i) && !onRecord(i)) break;
-        if ((k & 1023) === 0 && batch.length > 0 && performance.now() - lastFlush > 25) flush();
+        if (recordMatches(main.re, view, i) && !onRecord(i)) {
+          if (paused && matched < task.want) resumeAt = i + 1;
+          break;
+        }
+        if ((k & 1023) === 0 && stale()) {
+          flush();
+          if (paused) {
+            resumeAt = i + 1;
+            break;
+          }
+        }
       }
     } else {
+      // Scan in slices of about LIMITS.scanSliceMs, so that the cancel flag
+      // is seen that often however slow the pattern makes RE2. The slice
+      // size follows the measured speed: it halves (or more) when a slice
+      // ran long and at most doubles when it ran short.
       let at = from;
-      while (at < to && matched < task.want && !cancelled()) {
-        at = scanRecords(main.re, view, at, to, onRecord, shouldStop);
-        if (batch.length > 0) flush();
+      let slice = sliceRecordsFirst;
+      while (at < to && matched < task.want && !cancelled() && !paused) {
+        const t0 = performance.now();
+        at = scanRecords(main.re, view, at, Math.min(to, at + slice), onRecord, shouldStop);
+        const ms = performance.now() - t0;
+        slice = Math.max(sliceRecordsMin, Math.min(slice * 2, Math.floor(slice * LIMITS.scanSliceMs / Math.max(ms, 0.001))));
+        if (stale()) flush();
       }
+      if (paused && at < to && matched < task.want) resumeAt = at;
     }
     flush();
-    post({ type: 'end', regexHits, usedIndex, cancelled: cancelled() });
+    post({ type: 'end', regexHits, usedIndex, cancelled: cancelled(), ...(resumeAt !== undefined ? { resumeAt } : {}) });
   } catch (err) {
     const e = err as { code?: string; message?: string };
     post({ type: 'error', code: e.code ?? 'INTERNAL', message: e.message ?? String(err) });

@@ -8,10 +8,11 @@
 //                              client address is outside the key's allow list
 //   401 NOT_AUTHORISED         key without v2
 //   401 QUOTA_EXPIRED          licence (any kind) past its `expires`
+//   (the caller's check)       e.g. 416 for an offset the key does not allow
 //   503 TOO_MANY_CONNECTIONS   key already has maxConcurrent requests in this process
 //   429 RATE_LIMITED           time quota or block used up; burst exceeded
 //                              (lookup and summarize only, never flex)
-// A request refused with 503 or 429 consumes no quota. 'rate_limit' only
+// A request refused with 416, 503 or 429 consumes no quota. 'rate_limit' only
 // authenticates: it is never charged, counted or capped. The charge is
 // committed before admit() resolves (quota-ledger.ts: group commit), so
 // nothing the client was told it used is lost on a crash.
@@ -147,8 +148,13 @@ export class AccessGate {
     return new AccessGate(SqliteKeyStore.open(dataDir), opts);
   }
 
-  /** Authorise and charge one request; see the module comment for the rejections. */
-  async admit(apiKey: string | undefined, clientIp: string, endpoint: Endpoint): Promise<Grant> {
+  /**
+   * Authorise and charge one request; see the module comment for the
+   * rejections. `check` sees the key's limits before anything is charged, so
+   * a request the key's licence refuses (416) costs no quota.
+   */
+  async admit(apiKey: string | undefined, clientIp: string, endpoint: Endpoint,
+    check?: (limits: KeyLimits) => unknown): Promise<Grant> {
     const found = this.authenticate(apiKey, clientIp);
     const key = found instanceof Promise ? await found : found;
     const licence = key.licence;
@@ -156,6 +162,7 @@ export class AccessGate {
     const limits = key.fixedLimits ?? limitsOf(licence, now);
     if (endpoint === 'rate_limit') return new AdmittedRequest(limits, NO_HEADERS, undefined, key.hex);
     if (isExpired(licence, now)) throw new ApiError('QUOTA_EXPIRED');
+    check?.(limits);
     let slots: Map<string, number> | undefined;
     if (licence.maxConcurrent !== undefined) {
       const inFlight = this.slots.get(key.hex) ?? 0;

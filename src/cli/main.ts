@@ -5,6 +5,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { LIMITS } from '../config/limits.js';
 import { IngestError } from '../errors/catalogue.js';
 import { ingestFiles, ingestObservations, SOURCE_FORMATS, type SourceFormat } from '../ingest/run.js';
 import { compact } from '../shard/compactor.js';
@@ -17,9 +18,12 @@ import { progressBar } from './progress.js';
 const DEMO_RECORDS_DEFAULT = 1_000_000;
 const DEMO_KEY_FILE = 'demo-key.txt';
 
-function integer(name: string, min = 0) {
+function integer(name: string, min = 0, max = Number.MAX_SAFE_INTEGER) {
   return (v: string): number => {
-    if (!/^-?\d+$/.test(v) || Number(v) < min) throw new InvalidArgumentError(`${name} must be an integer >= ${min}`);
+    if (!/^-?\d+$/.test(v) || Number(v) < min || Number(v) > max) {
+      throw new InvalidArgumentError(max === Number.MAX_SAFE_INTEGER ? `${name} must be an integer >= ${min}`
+        : `${name} must be an integer from ${min} to ${max}`);
+    }
     return Number(v);
   };
 }
@@ -35,12 +39,25 @@ async function runDemo(dataDir: string, records: number): Promise<void> {
     `${summary.seconds.toFixed(1)} s`);
 }
 
-async function serveUntilSignal(opts: { data: string; host: string; port: number; tlsCert?: string; tlsKey?: string },
-  banner: (url: string) => void): Promise<void> {
+interface ServeFlags {
+  data: string;
+  host: string;
+  port: number;
+  tlsCert?: string;
+  tlsKey?: string;
+  workers?: number;
+  queueMax?: number;
+  keepaliveMs?: number;
+}
+
+async function serveUntilSignal(opts: ServeFlags, banner: (url: string) => void): Promise<void> {
   const { startServer } = await import('../server/app.js');
   const server = await startServer({
     dataDir: opts.data, host: opts.host, port: opts.port,
     ...(opts.tlsCert ? { tlsCert: opts.tlsCert } : {}), ...(opts.tlsKey ? { tlsKey: opts.tlsKey } : {}),
+    ...(opts.workers !== undefined ? { threads: opts.workers } : {}),
+    ...(opts.queueMax !== undefined ? { queueMax: opts.queueMax } : {}),
+    ...(opts.keepaliveMs !== undefined ? { keepAliveMs: opts.keepaliveMs } : {}),
   });
   banner(server.url);
   const stop = () => {
@@ -98,7 +115,12 @@ export function buildProgram(): Command {
     .option('--port <port>', 'port to listen on (0 = any free port)', integer('--port'), 8080)
     .option('--tls-cert <file>', 'TLS certificate (PEM); with --tls-key serves HTTPS')
     .option('--tls-key <file>', 'TLS private key (PEM)')
-    .action(async (o: { data: string; host: string; port: number; tlsCert?: string; tlsKey?: string }) => {
+    .option('--workers <n>', 'scan threads (default: one per core)', integer('--workers', 1, LIMITS.scanThreadsMax))
+    .option('--queue-max <n>', 'scan tasks (one per shard or shard slice) that may wait for a busy worker; ' +
+      'a search that would queue more gets 503', integer('--queue-max', 0, LIMITS.poolQueueMaxCeiling), LIMITS.poolQueueMax)
+    .option('--keepalive-ms <n>', 'send a {} line when a stream has been silent this long',
+      integer('--keepalive-ms', LIMITS.keepAliveIntervalMsMin, LIMITS.keepAliveIntervalMsMax), LIMITS.keepAliveIntervalMs)
+    .action(async (o: ServeFlags) => {
       if (Boolean(o.tlsCert) !== Boolean(o.tlsKey)) throw new InvalidArgumentError('--tls-cert and --tls-key go together');
       await serveUntilSignal(o, (url) => console.log(`rrscan serving ${o.data} at ${url}/pdns/v2/`));
     });

@@ -32,6 +32,14 @@ export const LIMITS = Object.freeze({
   batchItemsMax: 1_024,
   /** Trigram plans whose candidate count exceeds this fraction of a blob's records fall back to the blob scan. */
   trigramCandidateFractionMax: 0.05,
+  /**
+   * Wall time between two cancel checks of a blob scan. scanChunkBytes alone is
+   * ~1 ms at DFA speed, but a pattern that sends RE2 to its NFA scans 8-30 MB/s
+   * (measured), i.e. 35-120 ms per chunk: too slow for a 50 ms cancel.
+   */
+  scanSliceMs: 5,
+  /** A worker waits this long for a credit, then pauses its task and frees the thread (scan-protocol.ts). */
+  scanCreditWaitMs: 10,
 
   // --- Streaming ---
   /** Keep-alive `{}` after this long with nothing written. */
@@ -138,6 +146,16 @@ export const LIMITS = Object.freeze({
   ndjsonEpochSecMax: 4_102_444_800,
   /** RRsets `rrscan demo --records` may ask for: 100 M is about 40 GB of shards, far beyond a demo. */
   demoRecordsMax: 100_000_000,
+
+  // --- Operator knobs of `rrscan serve` (src/cli/main.ts) ---
+  /** `--workers`: scan threads; each costs a V8 isolate (~10 MB) and a core is the useful ceiling, so more than this is a typo. */
+  scanThreadsMax: 256,
+  /** `--queue-max`: scan tasks waiting for a worker; each holds a few hundred bytes until it runs. */
+  poolQueueMaxCeiling: 65_536,
+  /** `--keepalive-ms` floor: SafWriter checks every max(10, interval / 2) ms, so a shorter interval only adds `{}` lines. */
+  keepAliveIntervalMsMin: 10,
+  /** `--keepalive-ms` ceiling: common proxies drop an idle stream after 60 s. */
+  keepAliveIntervalMsMax: 60_000,
 });
 
 export function checkLimits(): void {
@@ -157,4 +175,8 @@ export function checkLimits(): void {
   assert.ok(L.pcapPacketBytesMax < L.pcapngBlockBytesMax && L.pcapngBlockBytesMax <= L.sensorReadChunkBytes, 'a pcapng block must fit one read chunk');
   assert.ok(L.tcpStreamBytesMax >= 2 * (65_535 + 2), 'a TCP direction must hold two whole DNS messages');
   assert.ok(L.dnstapFrameBytesMax <= L.sensorReadChunkBytes, 'a dnstap frame must fit one read chunk');
+  assert.ok(L.keepAliveIntervalMsMin <= L.keepAliveIntervalMs && L.keepAliveIntervalMs <= L.keepAliveIntervalMsMax &&
+    L.keepAliveIntervalMsMax < L.scanTimeoutMs, 'the keep-alive default must lie in its bounds, below the scan timeout');
+  assert.ok(L.poolQueueMax <= L.poolQueueMaxCeiling, 'the queue default must not exceed its ceiling');
+  assert.ok(L.scanSliceMs > 0 && L.scanSliceMs * 10 <= 50 && L.scanCreditWaitMs > 0, 'a cancel must be seen well within 50 ms');
 }

@@ -13,6 +13,12 @@
 // Parallelism: a shard whose pattern has no usable trigrams is split into as
 // many record ranges as the pool has threads; the ranges of one shard are
 // consumed in order, so the merge still sees one sorted stream per shard.
+//
+// Pauses: a worker left without credits for a moment ends its task with
+// `resumeAt` (scan-protocol.ts), because the merge may be waiting for a
+// shard whose task is queued behind it. The part then runs on as a new task
+// from resumeAt once the merge has nearly drained what the part holds, so
+// at most one batch beyond the credits is ever buffered per part.
 
 import { rrtypeToText } from '../dns/rrtype.js';
 import { LIMITS } from '../config/limits.js';
@@ -58,7 +64,12 @@ interface Part {
   at: number;
   finished: boolean;
   scan: RunningScan | undefined;
-  start: () => RunningScan;
+  /** Items received from this part's tasks; a resumed task wants the rest. */
+  received: number;
+  /** Where the paused task stopped, until the next task starts there. */
+  resumeAt: number | undefined;
+  /** Runs a task over [from, to) of the part's range (by default all of it). */
+  start: (from?: number, want?: number) => RunningScan;
 }
 
 /** One shard: its parts are read in order. */
@@ -123,11 +134,28 @@ export function runFlexSearch(q: FlexQuery, eff: { limit: number; offset: number
       LIMITS.scanTimeoutMs);
     timer.unref();
 
+    /** Starts the rest of a paused part once at most one of its batches is left to merge. */
+    const resume = (part: Part) => {
+      if (finished || part.resumeAt === undefined || part.batches.length > 1) return;
+      const from = part.resumeAt;
+      part.resumeAt = undefined;
+      part.scan = part.start(from, want - part.received);
+    };
+
     const onMessage = (part: Part) => (m: WorkerMessage) => {
       if (finished) return;
-      if (m.type === 'batch') part.batches.push(m.items);
-      else if (m.type === 'end') part.finished = true;
-      else {
+      if (m.type === 'batch') {
+        part.batches.push(m.items);
+        part.received += m.items.length;
+      } else if (m.type === 'end') {
+        part.scan = undefined;
+        if (m.resumeAt !== undefined && !m.cancelled && part.received < want) {
+          part.resumeAt = m.resumeAt;
+          resume(part);
+        } else {
+          part.finished = true;
+        }
+      } else {
         const msg = m.code === 'BAD_PATTERN' ? m.message : STREAM_MESSAGES.INTERNAL;
         finish({ results: emitted, terminator: 'failed', message: msg });
         return;
@@ -139,11 +167,11 @@ export function runFlexSearch(q: FlexQuery, eff: { limit: number; offset: number
       const s: Stream = { parts: [], current: 0 };
       for (const p of parts) {
         const part: Part = {
-          batches: [], at: 0, finished: false, scan: undefined,
-          start: () => pool.run({
+          batches: [], at: 0, finished: false, scan: undefined, received: 0, resumeAt: undefined,
+          start: (from = p.from, partWant = want) => pool.run({
             kind: 'flex', shard: { name: p.shard.name, buffer: p.shard.buffer }, target: q.target, method: q.method,
             pattern: q.pattern, exclude: q.exclude, typeFilter: q.typeFilter, fence: eff.fence,
-            from: p.from, to: p.to, want,
+            from, to: p.to, want: partWant,
           }, onMessage(part)),
         };
         s.parts.push(part);
@@ -170,6 +198,7 @@ export function runFlexSearch(q: FlexQuery, eff: { limit: number; offset: number
         part.batches.shift();
         part.at = 0;
         part.scan?.credit();
+        resume(part);
       }
     };
 

@@ -2,9 +2,13 @@
 //
 // Size: one thread per core by default; each runs one task at a time
 // (concurrentTasksPerWorker 1), because a scan is pure CPU and a worker
-// blocks in Atomics.wait while its reader is slow. The queue is bounded
-// (Piscina's default is unbounded): a query that would overflow it is
-// refused with 503 before any byte of its response is sent.
+// waits (briefly, in Atomics.wait) while its reader is slow. The queue is
+// bounded (Piscina's default is unbounded): a query that would overflow it
+// is refused with 503 before any byte of its response is sent.
+// The bound is kept here, by counting tasks, not by Piscina's maxQueue:
+// Piscina parks tasks that carry an AbortSignal (all of ours) in a side
+// queue its maxQueue check never looks at, and counts no idle workers, so
+// queueSize alone refused every search under `--queue-max 0`.
 
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
@@ -34,6 +38,8 @@ export class ScanPool {
   readonly piscina: Piscina;
   readonly threads: number;
   private readonly queueMax: number;
+  /** Tasks handed to Piscina and not yet settled: running plus waiting. */
+  private active = 0;
 
   constructor(opts: ScanPoolOptions = {}) {
     this.threads = opts.threads ?? availableParallelism();
@@ -42,15 +48,21 @@ export class ScanPool {
       filename: path.join(DIST_ROOT, 'workers', 'scan.js'),
       minThreads: this.threads,
       maxThreads: this.threads,
-      maxQueue: this.queueMax,
+      // Never reached (see above); kept finite so Piscina is not unbounded either.
+      // Not 0: Piscina 5 rejects a task it has already parked when maxQueue is 0.
+      maxQueue: Math.max(1, this.queueMax),
       concurrentTasksPerWorker: 1,
       idleTimeout: 60_000,
     });
   }
 
-  /** True when `tasks` more would overflow the queue (answer 503 instead). */
+  /**
+   * True when `tasks` more would leave more than queueMax tasks waiting for a
+   * worker (answer 503 instead). An idle pool takes any search, so that one
+   * with more shards than threads + queueMax is slow rather than impossible.
+   */
   wouldOverflow(tasks: number): boolean {
-    return this.piscina.queueSize + tasks > this.queueMax;
+    return this.active > 0 && this.active + tasks - this.threads > this.queueMax;
   }
 
   run(task: Omit<FlexTask, 'port' | 'control'>, onMessage: (m: WorkerMessage) => void): RunningScan {
@@ -76,9 +88,13 @@ export class ScanPool {
       onMessage(m);
     });
     const full: FlexTask = { ...task, port: port2, control };
+    this.active++;
     const done = this.piscina.run(full, { transferList: [port2], signal: abort.signal }).then(
-      () => undefined,
+      () => {
+        this.active--;
+      },
       (err: Error) => {
+        this.active--;
         // Worker crashed, was aborted, or the queue refused the task: the
         // stream must still end, with a failure, unless it already did.
         if (endStream()) {
@@ -94,7 +110,7 @@ export class ScanPool {
       cancel() {
         Atomics.store(ctl, CONTROL_CANCEL, 1);
         Atomics.notify(ctl, CONTROL_CREDITS);
-        // The worker sees the flag within one scan chunk (~1 ms) and ends
+        // The worker sees the flag within one scan slice (LIMITS.scanSliceMs) and ends
         // normally. Aborting (Piscina kills and respawns the thread) is the
         // last resort, for a worker that did not end in time; a task still
         // queued is simply dropped.

@@ -4,11 +4,16 @@
 //
 // Flow control: each task gets a control SharedArrayBuffer viewed as
 // Int32Array [cancel, credits]. The worker spends one credit per batch it
-// posts and blocks (Atomics.wait, in short slices so it still sees cancel)
-// while it has none; the front end returns a credit when it has written a
-// batch to the socket. A slow reader therefore stops the scan instead of
-// piling batches up in memory. Setting cancel stops the scan at its next
-// check (every LIMITS.scanChunkBytes of blob, ~1 ms).
+// posts and waits (Atomics.wait) while it has none; the front end returns a
+// credit when it has written a batch to the socket. A slow reader therefore
+// stops the scan instead of piling batches up in memory. A worker that gets
+// no credit within LIMITS.scanCreditWaitMs posts the batch in hand and ends
+// the task with `resumeAt`, giving its thread back: the merge may be waiting
+// for a shard whose task is queued behind this one (more shards than
+// threads deadlocked here until the scan timeout), and a slow client must
+// not hold a thread. The front end runs the rest, [resumeAt, to), as a new
+// task once it has drained what it holds. Setting cancel stops the scan at
+// its next check (every LIMITS.scanSliceMs of scanning).
 
 import type { MessagePort } from 'node:worker_threads';
 
@@ -64,7 +69,8 @@ export type FlexItem = NameItem | RdataItem;
 export type WorkerMessage =
   | { type: 'batch'; items: FlexItem[] }
   // regexHits: records the pattern matched, before exclude, rrtype and fence filters.
-  | { type: 'end'; regexHits: number; usedIndex: boolean; cancelled: boolean }
+  // resumeAt: the task paused for want of credits; records [resumeAt, to) are still to scan.
+  | { type: 'end'; regexHits: number; usedIndex: boolean; cancelled: boolean; resumeAt?: number }
   | { type: 'error'; code: string; message: string };
 
 export interface FlexTaskResult {

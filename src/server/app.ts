@@ -31,6 +31,10 @@ export interface ServerOptions {
   tlsCert?: string;
   tlsKey?: string;
   threads?: number;
+  /** Scan tasks that may wait for a worker before new searches get 503 (default LIMITS.poolQueueMax). */
+  queueMax?: number;
+  /** Keep-alive `{}` after this long with nothing written (default LIMITS.keepAliveIntervalMs). */
+  keepAliveMs?: number;
 }
 
 export interface RunningServer {
@@ -86,9 +90,13 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const snap = shards.load();
   shards.watch();
   const gate = AccessGate.open(opts.dataDir);
-  const pool = new ScanPool(opts.threads !== undefined ? { threads: opts.threads } : {});
+  const pool = new ScanPool({
+    ...(opts.threads !== undefined ? { threads: opts.threads } : {}),
+    ...(opts.queueMax !== undefined ? { queueMax: opts.queueMax } : {}),
+  });
+  const keepAliveMs = opts.keepAliveMs ?? LIMITS.keepAliveIntervalMs;
   let inFlight = 0;
-  log.info({ shards: snap.shards.length, generation: snap.generation, threads: pool.threads }, 'shards loaded');
+  log.info({ shards: snap.shards.length, generation: snap.generation, threads: pool.threads, keepAliveMs }, 'shards loaded');
 
   const app: TemplatedApp = opts.tlsCert && opts.tlsKey
     ? uws.SSLApp({ cert_file_name: opts.tlsCert, key_file_name: opts.tlsKey })
@@ -99,7 +107,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     if (!q) throw new ApiError('UNPARSABLE_REQUEST');
     const now = Math.floor(Date.now() / 1000);
     const fq = parseFlexQuery(segments, q, now);
-    const grant = await gate.admit(x.apiKey, x.ip, 'flex');
+    // applyKey refuses offsets the key does not allow (416) before the charge, and again after for its result.
+    const grant = await gate.admit(x.apiKey, x.ip, 'flex', (limits) => applyKey(fq, limits));
     try {
       if (x.aborted) return;
       const eff = applyKey(fq, grant.limits);
@@ -107,7 +116,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       const plan = planFlex(fq, eff.fence, current.shards, pool.threads, true);
       const tasks = plan.reduce((n, p) => n + p.length, 0);
       if (pool.wouldOverflow(tasks) || inFlight >= LIMITS.searchesInFlightMax) throw new ApiError('OVERLOADED');
-      const w = new SafWriter(x.res);
+      const w = new SafWriter(x.res, keepAliveMs);
       x.writer = w;
       w.begin(grant.headers);
       inFlight++;
@@ -130,12 +139,12 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     if (!q) throw new ApiError('UNPARSABLE_REQUEST');
     const now = Math.floor(Date.now() / 1000);
     const lq = parseLookupQuery(segments, q, now);
-    const grant = await gate.admit(x.apiKey, x.ip, lq.summarize ? 'summarize' : 'lookup');
+    const grant = await gate.admit(x.apiKey, x.ip, lq.summarize ? 'summarize' : 'lookup', (limits) => applyKey(lq, limits));
     try {
       if (x.aborted) return;
       const eff = applyKey(lq, grant.limits);
       if (inFlight >= LIMITS.searchesInFlightMax) throw new ApiError('OVERLOADED');
-      const w = new SafWriter(x.res);
+      const w = new SafWriter(x.res, keepAliveMs);
       x.writer = w;
       w.begin(grant.headers);
       inFlight++;

@@ -41,7 +41,7 @@ export class SafWriter {
   bytesWritten = 0;
   lines = 0;
 
-  constructor(private readonly res: HttpResponse, private readonly keepAliveMs = LIMITS.keepAliveIntervalMs) {}
+  constructor(private readonly res: HttpResponse, private readonly keepAliveMs: number = LIMITS.keepAliveIntervalMs) {}
 
   /** Must be called once the request is known to be aborted (from res.onAborted). */
   markAborted(): void {

@@ -135,3 +135,74 @@ export function lines(body: string): unknown[] {
 export function objects(body: string): Record<string, unknown>[] {
   return (lines(body) as Record<string, unknown>[]).filter((l) => 'obj' in l).map((l) => l['obj'] as Record<string, unknown>);
 }
+
+/** One piece of a response body and when it arrived (performance.now() of the test process). */
+export interface TimedChunk {
+  ms: number;
+  text: string;
+}
+
+export interface StreamingReply {
+  /** Settles when the status line and headers have arrived. */
+  response: Promise<{ status: number; headers: http.IncomingHttpHeaders }>;
+  /** Settles with the first body chunk (rejects if the response ends without one). */
+  firstChunk: Promise<TimedChunk>;
+  /** Settles when the body has ended, or when abort() hung up; `complete` tells which. */
+  done: Promise<{ status: number; body: string; chunks: TimedChunk[]; complete: boolean; sentMs: number }>;
+  /** True once `done` has settled. */
+  ended(): boolean;
+  /** Hangs up mid-stream (destroys the socket) and returns when, in performance.now() time. */
+  abort(): number;
+}
+
+/**
+ * GET that records when each body chunk arrives and can hang up mid-stream,
+ * as a client that gives up on a long scan does.
+ */
+export function streamGet(server: { port: number }, pathAndQuery: string, headers: Record<string, string> = {}): StreamingReply {
+  const chunks: TimedChunk[] = [];
+  const sentMs = performance.now();
+  let status = 0;
+  let onResponse!: (r: { status: number; headers: http.IncomingHttpHeaders }) => void;
+  let onFirst!: (c: TimedChunk) => void;
+  let noFirst!: (e: Error) => void;
+  const response = new Promise<{ status: number; headers: http.IncomingHttpHeaders }>((r) => { onResponse = r; });
+  const firstChunk = new Promise<TimedChunk>((resolve, reject) => { onFirst = resolve; noFirst = reject; });
+  firstChunk.catch(() => undefined);
+  let req!: http.ClientRequest;
+  let ended = false;
+  const done = new Promise<{ status: number; body: string; chunks: TimedChunk[]; complete: boolean; sentMs: number }>((resolve, reject) => {
+    let settled = false;
+    const settle = (complete: boolean) => {
+      if (settled) return;
+      settled = true;
+      ended = true;
+      noFirst(new Error(`response ended without a body chunk (status ${status})`));
+      resolve({ status, body: chunks.map((c) => c.text).join(''), chunks, complete, sentMs });
+    };
+    req = http.request({ host: '127.0.0.1', port: server.port, path: pathAndQuery, headers, agent: false }, (res) => {
+      status = res.statusCode ?? 0;
+      onResponse({ status, headers: res.headers });
+      res.setEncoding('utf8');
+      res.on('data', (text: string) => {
+        const c = { ms: performance.now(), text };
+        chunks.push(c);
+        if (chunks.length === 1) onFirst(c);
+      });
+      res.on('end', () => settle(true));
+      res.on('close', () => settle(res.complete));
+      res.on('error', () => settle(false));
+    });
+    req.on('error', (err) => (settled ? undefined : chunks.length > 0 || status !== 0 ? settle(false) : reject(err)));
+    req.end();
+  });
+  return {
+    response, firstChunk, done,
+    ended: () => ended,
+    abort() {
+      const at = performance.now();
+      req.destroy();
+      return at;
+    },
+  };
+}

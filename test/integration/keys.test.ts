@@ -71,6 +71,9 @@ describe('licences', () => {
     expect(rl.rate).not.toHaveProperty('offset_max');
     const off = await get(server, `${flex}?offset=1`, { 'X-API-Key': key });
     expect(off.status).toBe(416);
+    // The licence refused it before any charge: the hour's quota is untouched.
+    const after = JSON.parse((await get(server, '/pdns/v2/rate_limit', { 'X-API-Key': key })).body) as { rate: Record<string, unknown> };
+    expect([after.rate['limit'], after.rate['remaining']]).toEqual([12, 12]);
   });
 });
 
