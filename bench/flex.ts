@@ -8,19 +8,17 @@
 // than rg; no class slower than rg; match-all (default limit) <= 20 ms p50.
 
 import { spawnSync } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { addKey } from '../src/auth/access-gate.js';
-import { ingestObservations } from '../src/ingest/run.js';
-import { compact } from '../src/shard/compactor.js';
 import { readManifest } from '../src/shard/manifest.js';
-import { benchNames, benchObservations } from './names.js';
+import { ensureFlexDataset, NAMES_FILE } from './dataset.js';
 import { OUT, arg, environment, fmt, percentile, startServer, timedGet } from './common.js';
 
 const names = Number(arg('names', '10000000'));
 const runs = Number(arg('runs', '15'));
 const dataDir = path.resolve(arg('data', path.join(OUT, `flex-${names}`)));
-const namesFile = path.join(dataDir, 'names.txt');
+const namesFile = path.join(dataDir, NAMES_FILE);
 
 const CLASSES: { name: string; pattern: string; target?: { p50Ms?: number; vsRg?: number } }[] = [
   { name: 'selective', pattern: '^(.*\\.)?paypal[^.]*\\.com\\.$', target: { p50Ms: 10, vsRg: 50 } },
@@ -29,20 +27,6 @@ const CLASSES: { name: string; pattern: string; target?: { p50Ms?: number; vsRg?
   { name: 'class-heavy', pattern: '^[a-z0-9]{30,}\\.' },
   { name: 'match-all', pattern: '.', target: { p50Ms: 20 } },
 ];
-
-async function buildDataset(): Promise<void> {
-  if (existsSync(namesFile) && readManifest(dataDir).shards.length > 0) return;
-  mkdirSync(dataDir, { recursive: true });
-  console.log(`building ${names} names in ${dataDir} ...`);
-  const t0 = performance.now();
-  const out = createWriteStream(namesFile);
-  for (const n of benchNames(names)) if (!out.write(n + '\n')) await new Promise<void>((r) => out.once('drain', () => r()));
-  await new Promise<void>((r) => out.end(() => r()));
-  const s = await ingestObservations(benchObservations(names), dataDir, `bench ${names}`);
-  const c = await compact(dataDir);
-  console.log(`  ${s.rrsets} RRsets in ${s.shards.length} shards -> compacted to ${c.outputShards} in ` +
-    `${fmt((performance.now() - t0) / 1000)} s`);
-}
 
 function rgTimes(pattern: string): { p50: number; count: number } {
   const times: number[] = [];
@@ -58,7 +42,7 @@ function rgTimes(pattern: string): { p50: number; count: number } {
 }
 
 async function main(): Promise<void> {
-  await buildDataset();
+  await ensureFlexDataset(dataDir, names);
   const manifest = readManifest(dataDir);
   const bytes = manifest.shards.reduce((a, s) => a + s.bytes, 0);
   const key = addKey(dataDir, { quota: { kind: 'unlimited' }, resultsMax: 1_000_000 });

@@ -149,7 +149,7 @@ export default function scan(task: FlexTask): FlexTaskResult {
         batchBytes += value.length * 3 + 16 * entries.length;
       }
       matched++;
-      if (batch.length >= LIMITS.batchItemsMax || batchBytes >= LIMITS.writeChunkBytes / 2) flush();
+      if (batch.length >= LIMITS.batchItemsMax || batchBytes >= LIMITS.writeChunkBytes) flush();
       return matched < task.want && !cancelled() && !paused;
     };
 
@@ -168,7 +168,9 @@ export default function scan(task: FlexTask): FlexTaskResult {
         if (i < from) continue;
         if (i >= to || cancelled()) break;
         if (recordMatches(main.re, view, i) && !onRecord(i)) {
-          if (paused && matched < task.want) resumeAt = i + 1;
+          // Paused, or this task's share of the answer is found: the front
+          // end runs the rest of the range if the merge turns out to need it.
+          if ((paused || matched >= task.want) && !cancelled() && i + 1 < to) resumeAt = i + 1;
           break;
         }
         if ((k & 1023) === 0 && stale()) {
@@ -193,7 +195,7 @@ export default function scan(task: FlexTask): FlexTaskResult {
         slice = Math.max(sliceRecordsMin, Math.min(slice * 2, Math.floor(slice * LIMITS.scanSliceMs / Math.max(ms, 0.001))));
         if (stale()) flush();
       }
-      if (paused && at < to && matched < task.want) resumeAt = at;
+      if ((paused || matched >= task.want) && !cancelled() && at < to) resumeAt = at;
     }
     flush();
     post({ type: 'end', regexHits, usedIndex, cancelled: cancelled(), ...(resumeAt !== undefined ? { resumeAt } : {}) });

@@ -40,6 +40,11 @@ export const LIMITS = Object.freeze({
   scanSliceMs: 5,
   /** A worker waits this long for a credit, then pauses its task and frees the thread (scan-protocol.ts). */
   scanCreditWaitMs: 10,
+  /**
+   * Most batches one scan task may post ahead of the socket: 12 x 1,024
+   * items (~1.2 MB) covers a default-limit answer (10,000) in one go.
+   */
+  scanCreditsMax: 12,
 
   // --- Streaming ---
   /** Keep-alive `{}` after this long with nothing written. */
@@ -162,6 +167,7 @@ export function checkLimits(): void {
   const L = LIMITS;
   assert.ok(L.ingestLineBytesMax < L.ndjsonReadChunkBytes, 'an NDJSON line must fit one read chunk');
   assert.ok(L.resultsDefault <= L.resultsMaxCeiling, 'resultsDefault must not exceed resultsMaxCeiling');
+  assert.ok(L.scanCreditsMax * L.batchItemsMax > L.resultsDefault, 'a default-limit answer must fit a task\'s credits');
   assert.ok(L.writeChunkBytes <= L.socketBufferedBytesMax, 'a write chunk must fit the socket budget');
   assert.ok(L.lineBytesMax < 64 * 1024, 'lines must stay under 64 KiB (compat.md)');
   assert.ok(L.lineBytesMax < L.writeChunkBytes, 'one line must fit in one write chunk');

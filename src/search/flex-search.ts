@@ -16,7 +16,8 @@
 //
 // Pauses: a worker left without credits for a moment ends its task with
 // `resumeAt` (scan-protocol.ts), because the merge may be waiting for a
-// shard whose task is queued behind it. The part then runs on as a new task
+// shard whose task is queued behind it; so does a first task that found its
+// shard's share of the answer (firstWant below). The part then runs on as a new task
 // from resumeAt once the merge has nearly drained what the part holds, so
 // at most one batch beyond the credits is ever buffered per part.
 
@@ -27,7 +28,7 @@ import type { FlexQuery } from '../query/flex-query.js';
 import { compilePattern } from '../query/pattern.js';
 import type { SafWriter } from '../server/saf-writer.js';
 import type { ShardReader } from '../shard/shard-reader.js';
-import type { FlexItem, NameItem, RdataItem, TimeFence, WorkerMessage } from './scan-protocol.js';
+import { INITIAL_CREDITS, type FlexItem, type NameItem, type RdataItem, type TimeFence, type WorkerMessage } from './scan-protocol.js';
 import type { RunningScan, ScanPool } from './scan-pool.js';
 
 export interface FlexPlanPart {
@@ -39,8 +40,34 @@ export interface FlexPlanPart {
 /** Records per range below which splitting a shard across workers is not worth a task. */
 const splitRecordsMin = 200_000;
 
-export function planFlex(q: FlexQuery, fence: TimeFence, shards: readonly ShardReader[], threads: number,
-  splittable: boolean): FlexPlanPart[][] {
+/** What the front end learns from compiling a query's patterns once. */
+export interface FlexPatterns {
+  /** RE2's own words when the pattern or exclude does not compile (an in-stream `failed`). */
+  error: string | undefined;
+  /**
+   * The pattern gives the trigram index something to work with. Such a
+   * search is not split into ranges: each range's task would evaluate the
+   * same posting lists of the whole shard again (the selective class cost a
+   * third more at 10 M names).
+   */
+  indexable: boolean;
+}
+
+/** Compiles the pattern and exclude here, once; workers compile again (and cache) on their side. */
+export function compileFlex(q: FlexQuery): FlexPatterns {
+  try {
+    const main = compilePattern(q.method, q.pattern);
+    if (q.exclude !== undefined) compilePattern(q.method, q.exclude);
+    return { error: undefined, indexable: main.trigrams.op !== 'all' };
+  } catch (err) {
+    const msg = (err as { code?: string }).code === 'BAD_PATTERN' ? (err as Error).message : STREAM_MESSAGES.INTERNAL;
+    return { error: msg, indexable: false };
+  }
+}
+
+export function planFlex(q: FlexQuery, patterns: FlexPatterns, fence: TimeFence, shards: readonly ShardReader[],
+  threads: number): FlexPlanPart[][] {
+  const splittable = !patterns.indexable;
   const plan: FlexPlanPart[][] = [];
   for (const shard of shards) {
     // A shard whose whole time range lies outside the fence cannot match.
@@ -94,17 +121,12 @@ function jsonString(s: string): string {
  * terminator. Resolves when the stream has ended or the client has gone;
  * every scan has been told to stop by then.
  */
-export function runFlexSearch(q: FlexQuery, eff: { limit: number; offset: number; fence: TimeFence },
+export function runFlexSearch(q: FlexQuery, patterns: FlexPatterns, eff: { limit: number; offset: number; fence: TimeFence },
   plan: FlexPlanPart[][], pool: ScanPool, out: SafWriter): Promise<FlexOutcome> {
-  // Compile once here so a bad pattern fails fast with RE2's own words;
-  // workers compile again (and cache) on their side.
-  try {
-    compilePattern(q.method, q.pattern);
-    if (q.exclude !== undefined) compilePattern(q.method, q.exclude);
-  } catch (err) {
-    const msg = (err as { code?: string }).code === 'BAD_PATTERN' ? (err as Error).message : STREAM_MESSAGES.INTERNAL;
-    out.failed(msg);
-    return Promise.resolve({ results: 0, terminator: 'failed', message: msg });
+  // A bad pattern fails fast, with RE2's own words, before any task runs.
+  if (patterns.error !== undefined) {
+    out.failed(patterns.error);
+    return Promise.resolve({ results: 0, terminator: 'failed', message: patterns.error });
   }
 
   const want = eff.offset + eff.limit + 1;
@@ -163,16 +185,27 @@ export function runFlexSearch(q: FlexQuery, eff: { limit: number; offset: number
       pump();
     };
 
+    // Credits cover a whole default-limit answer, so such a task never waits
+    // for the merge (which waits for a head from EVERY shard, some queued
+    // behind this task); larger answers get scanCreditsMax and pause.
+    // A first task asks for its shard's fair share of the answer, with room
+    // to spare, not all of it: the merge takes about want / shards from each
+    // shard, and a task that produced all `want` items delayed the tasks of
+    // the other shards queued behind it (the merge needs all their heads).
+    // A part that delivered its share and is drained by the merge runs on
+    // from where it stopped (resumeAt), so nothing is lost.
+    const firstWant = Math.min(want, Math.max(LIMITS.batchItemsMax, Math.ceil((want * 3) / (2 * Math.max(1, plan.length)))));
+    const credits = Math.min(LIMITS.scanCreditsMax, Math.max(INITIAL_CREDITS, Math.ceil(want / LIMITS.batchItemsMax) + 1));
     for (const parts of plan) {
       const s: Stream = { parts: [], current: 0 };
       for (const p of parts) {
         const part: Part = {
           batches: [], at: 0, finished: false, scan: undefined, received: 0, resumeAt: undefined,
-          start: (from = p.from, partWant = want) => pool.run({
+          start: (from = p.from, partWant = firstWant) => pool.run({
             kind: 'flex', shard: { name: p.shard.name, buffer: p.shard.buffer }, target: q.target, method: q.method,
             pattern: q.pattern, exclude: q.exclude, typeFilter: q.typeFilter, fence: eff.fence,
             from, to: p.to, want: partWant,
-          }, onMessage(part)),
+          }, onMessage(part), credits),
         };
         s.parts.push(part);
         all.push(part);
@@ -258,7 +291,17 @@ export function runFlexSearch(q: FlexQuery, eff: { limit: number; offset: number
     // A client that hangs up stops every scan at once (the workers check the
     // cancel flag every scan chunk), not at their next batch.
     out.onAbort(() => finish({ results: emitted, terminator: 'failed', message: 'client went away' }));
-    for (const p of all) p.scan = p.start();
+    // First parts of every shard before any later part: the merge needs a
+    // head from every shard before it can emit, while a shard's later parts
+    // are read only after its first, so on a busy pool they would hold
+    // threads the first parts are queued behind.
+    const depth = Math.max(...streams.map((s) => s.parts.length));
+    for (let k = 0; k < depth; k++) {
+      for (const s of streams) {
+        const part = s.parts[k];
+        if (part) part.scan = part.start();
+      }
+    }
   });
 }
 

@@ -65,11 +65,12 @@ export class ScanPool {
     return this.active > 0 && this.active + tasks - this.threads > this.queueMax;
   }
 
-  run(task: Omit<FlexTask, 'port' | 'control'>, onMessage: (m: WorkerMessage) => void): RunningScan {
+  /** Starts a task; `credits` batches may be posted before the front end returns any. */
+  run(task: Omit<FlexTask, 'port' | 'control'>, onMessage: (m: WorkerMessage) => void, credits = INITIAL_CREDITS): RunningScan {
     const { port1, port2 } = new MessageChannel();
     const control = new SharedArrayBuffer(CONTROL_SLOTS * 4);
     const ctl = new Int32Array(control);
-    ctl[CONTROL_CREDITS] = INITIAL_CREDITS;
+    ctl[CONTROL_CREDITS] = credits;
     const abort = new AbortController();
     let ended = false;
     // Our side of the channel is closed when the worker's last message

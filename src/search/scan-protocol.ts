@@ -69,7 +69,7 @@ export type FlexItem = NameItem | RdataItem;
 export type WorkerMessage =
   | { type: 'batch'; items: FlexItem[] }
   // regexHits: records the pattern matched, before exclude, rrtype and fence filters.
-  // resumeAt: the task paused for want of credits; records [resumeAt, to) are still to scan.
+  // resumeAt: the task stopped early (no credits, or its `want` found); records [resumeAt, to) are still to scan.
   | { type: 'end'; regexHits: number; usedIndex: boolean; cancelled: boolean; resumeAt?: number }
   | { type: 'error'; code: string; message: string };
 

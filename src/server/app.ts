@@ -15,7 +15,7 @@ import { parseFlexQuery } from '../query/flex-query.js';
 import { parseLookupQuery } from '../query/lookup-query.js';
 import { applyKey } from '../query/params.js';
 import { parseQueryString } from '../query/percent.js';
-import { planFlex, runFlexSearch } from '../search/flex-search.js';
+import { compileFlex, planFlex, runFlexSearch } from '../search/flex-search.js';
 import { runLookup } from '../search/lookup-search.js';
 import { ScanPool } from '../search/scan-pool.js';
 import { ShardSet } from '../search/shard-set.js';
@@ -113,7 +113,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       if (x.aborted) return;
       const eff = applyKey(fq, grant.limits);
       const current = shards.current();
-      const plan = planFlex(fq, eff.fence, current.shards, pool.threads, true);
+      const patterns = compileFlex(fq);
+      const plan = planFlex(fq, patterns, eff.fence, current.shards, pool.threads);
       const tasks = plan.reduce((n, p) => n + p.length, 0);
       if (pool.wouldOverflow(tasks) || inFlight >= LIMITS.searchesInFlightMax) throw new ApiError('OVERLOADED');
       const w = new SafWriter(x.res, keepAliveMs);
@@ -121,7 +122,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       w.begin(grant.headers);
       inFlight++;
       try {
-        const outcome = await runFlexSearch(fq, eff, plan, pool, w);
+        const outcome = await runFlexSearch(fq, patterns, eff, plan, pool, w);
         logRequest(x, grant, 200, {
           results: outcome.results, terminator: outcome.terminator,
           ...(grant.limits.private ? {} : { method: fq.method, target: fq.target, pattern: fq.pattern, id: fq.id, swclient: fq.swclient }),
