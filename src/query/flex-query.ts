@@ -37,7 +37,11 @@ export function parseFlexQuery(segments: readonly string[], q: Map<string, strin
   if (exclude !== undefined && (exclude === '' || exclude.length > LIMITS.excludeCharsMax)) {
     throw new ApiError('UNPARSABLE_REQUEST');
   }
-  return { ...parseCommon(q, now), method, target, pattern, exclude, typeFilter };
+  const c = parseCommon(q, now);
+  return {
+    limit: c.limit, offset: c.offset, fence: c.fence, id: c.id, swclient: c.swclient, version: c.version,
+    method, target, pattern, exclude, typeFilter,
+  };
 }
 
 function flexTypeFilter(target: FlexTarget, segment: string | undefined): TypeFilter {

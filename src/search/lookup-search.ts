@@ -4,7 +4,7 @@
 // These are index lookups (binary search on sorted blobs and address keys),
 // so their cost follows what they return, not the data set: an exact name is
 // a few dozen comparisons per shard. They run here rather than in the pool;
-// the pump yields to the event loop every `rowsPerSlice` rows and waits
+// the pump yields its turn (turns.ts) every `rowsPerSlice` rows and waits
 // while the socket is full, so a large wildcard cannot starve other clients.
 //
 // Order: each shard yields rows sorted by a key (index key, then the RRset's
@@ -17,6 +17,7 @@ import { rrtypeToText } from '../dns/rrtype.js';
 import { inFence, keepType } from '../query/filters.js';
 import { STREAM_MESSAGES } from '../errors/catalogue.js';
 import { minNonZero } from '../ingest/aggregate.js';
+import { nextTurn } from './turns.js';
 import type { LookupQuery, NameMatch } from '../query/lookup-query.js';
 import type { SafWriter } from '../server/saf-writer.js';
 import { findExact, isOneLabel, prefixRange } from '../shard/blob-search.js';
@@ -258,7 +259,6 @@ export interface LookupOutcome {
   terminator: 'succeeded' | 'limited' | 'failed';
 }
 
-const nextTick = () => new Promise<void>((r) => setImmediate(r));
 
 export async function runLookup(q: LookupQuery, eff: { limit: number; offset: number; fence: TimeFence },
   shards: readonly ShardReader[], out: SafWriter): Promise<LookupOutcome> {
@@ -276,7 +276,7 @@ export async function runLookup(q: LookupQuery, eff: { limit: number; offset: nu
       accumulate(t, g);
       n++;
       if ((n & (rowsPerSlice - 1)) === 0) {
-        await nextTick();
+        await nextTurn();
         if (out.aborted) return { results: n, terminator: 'failed' };
       }
     }
@@ -301,7 +301,7 @@ export async function runLookup(q: LookupQuery, eff: { limit: number; offset: nu
       slice = 0;
       out.flush();
       await out.whenWritable();
-      await nextTick();
+      await nextTurn();
       if (out.aborted) return { results: emitted, terminator: 'failed' };
     }
   }

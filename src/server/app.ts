@@ -61,7 +61,13 @@ interface Exchange {
   started: number;
 }
 
-const decoder = new TextDecoder();
+/** An address as text (ASCII): a JS loop is several times cheaper than TextDecoder for ~15 bytes. */
+function latin1(ab: ArrayBuffer): string {
+  const b = new Uint8Array(ab);
+  let s = '';
+  for (let i = 0; i < b.length; i++) s += String.fromCharCode(b[i]!);
+  return s;
+}
 
 function sendError(x: Exchange, code: ApiErrorCode, headers: ReadonlyArray<readonly [string, string]> = []): void {
   if (x.aborted) return;
@@ -193,6 +199,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   };
 
   const logRequest = (x: Exchange, grant: Grant | undefined, status: number, extra: object) => {
+    // Checked first so that a quieter level does not even build the record.
+    if (!log.isLevelEnabled('info')) return;
     log.info({ status, ms: Math.round(performance.now() - x.started), key: grant?.limits.fingerprint, ...extra }, 'request');
   };
 
@@ -201,7 +209,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       res, aborted: false, writer: undefined,
       url: req.getUrl(), query: req.getQuery() ?? '', accept: req.getHeader('accept'),
       apiKey: req.getHeader('x-api-key') || undefined,
-      ip: decoder.decode(res.getRemoteAddressAsText()),
+      ip: latin1(res.getRemoteAddressAsText()),
       started: performance.now(),
     };
     res.onAborted(() => {
