@@ -187,7 +187,9 @@ export function runFlexSearch(q: FlexQuery, patterns: FlexPatterns, eff: { limit
 
     // Credits cover a whole default-limit answer, so such a task never waits
     // for the merge (which waits for a head from EVERY shard, some queued
-    // behind this task); larger answers get scanCreditsMax and pause.
+    // behind this task). Larger answers keep INITIAL_CREDITS and pause when
+    // the reader is slow: what a stalled stream holds is credits x batch per
+    // part, and 12 batches per part measured 5 MB per slow reader.
     // A first task asks for its shard's fair share of the answer, with room
     // to spare, not all of it: the merge takes about want / shards from each
     // shard, and a task that produced all `want` items delayed the tasks of
@@ -195,7 +197,8 @@ export function runFlexSearch(q: FlexQuery, patterns: FlexPatterns, eff: { limit
     // A part that delivered its share and is drained by the merge runs on
     // from where it stopped (resumeAt), so nothing is lost.
     const firstWant = Math.min(want, Math.max(LIMITS.batchItemsMax, Math.ceil((want * 3) / (2 * Math.max(1, plan.length)))));
-    const credits = Math.min(LIMITS.scanCreditsMax, Math.max(INITIAL_CREDITS, Math.ceil(want / LIMITS.batchItemsMax) + 1));
+    const credits = want > LIMITS.resultsDefault + 1 ? INITIAL_CREDITS
+      : Math.min(LIMITS.scanCreditsMax, Math.max(INITIAL_CREDITS, Math.ceil(want / LIMITS.batchItemsMax) + 1));
     for (const parts of plan) {
       const s: Stream = { parts: [], current: 0 };
       for (const p of parts) {
