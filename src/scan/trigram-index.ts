@@ -352,6 +352,32 @@ function evaluate(index: TrigramIndexParts, q: TrigramQuery, budget: number): Ui
  * Sorted record ids that may match; 'scan' when the query is 'all' or the result would exceed `budget` ids (caller
  * falls back to scanRecords).
  */
+/**
+ * False when the index proves that no record can match: a trigram the query
+ * requires is absent. Key lookups only, no postings decoded (microseconds),
+ * so the front end can skip a shard without sending it a task. True when
+ * unsure, and for a shard without index keys (where candidates() scans).
+ */
+export function mayMatch(index: TrigramIndexParts, q: TrigramQuery): boolean {
+  if (index.keys.length === 0) return true;
+  return mayMatchIn(index, q);
+}
+
+function mayMatchIn(index: TrigramIndexParts, q: TrigramQuery): boolean {
+  switch (q.op) {
+    case 'all': return true;
+    case 'none': return false;
+    case 'and':
+      for (const t of q.trigrams) if (!lookup(index, t)) return false;
+      for (const s of q.subs) if (!mayMatchIn(index, s)) return false;
+      return true;
+    case 'or':
+      for (const t of q.trigrams) if (lookup(index, t)) return true;
+      for (const s of q.subs) if (mayMatchIn(index, s)) return true;
+      return false;
+  }
+}
+
 export function candidates(index: TrigramIndexParts, q: TrigramQuery, recordCount: number, budget: number): Uint32Array | 'scan' {
   if (q.op === 'all') return 'scan';
   if (q.op === 'none' || recordCount === 0) return EMPTY;

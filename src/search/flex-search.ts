@@ -26,6 +26,8 @@ import { LIMITS } from '../config/limits.js';
 import { STREAM_MESSAGES } from '../errors/catalogue.js';
 import type { FlexQuery } from '../query/flex-query.js';
 import { compilePattern } from '../query/pattern.js';
+import { ALL, type TrigramQuery } from '../query/trigram-query.js';
+import { mayMatch } from '../scan/trigram-index.js';
 import type { SafWriter } from '../server/saf-writer.js';
 import type { ShardReader } from '../shard/shard-reader.js';
 import { INITIAL_CREDITS, type FlexItem, type NameItem, type RdataItem, type TimeFence, type WorkerMessage } from './scan-protocol.js';
@@ -51,6 +53,8 @@ export interface FlexPatterns {
    * third more at 10 M names).
    */
   indexable: boolean;
+  /** The pattern's trigram query, for pruning shards that cannot match. */
+  trigrams: TrigramQuery;
 }
 
 /** Compiles the pattern and exclude here, once; workers compile again (and cache) on their side. */
@@ -58,10 +62,10 @@ export function compileFlex(q: FlexQuery): FlexPatterns {
   try {
     const main = compilePattern(q.method, q.pattern);
     if (q.exclude !== undefined) compilePattern(q.method, q.exclude);
-    return { error: undefined, indexable: main.trigrams.op !== 'all' };
+    return { error: undefined, indexable: main.trigrams.op !== 'all', trigrams: main.trigrams };
   } catch (err) {
     const msg = (err as { code?: string }).code === 'BAD_PATTERN' ? (err as Error).message : STREAM_MESSAGES.INTERNAL;
-    return { error: msg, indexable: false };
+    return { error: msg, indexable: false, trigrams: ALL };
   }
 }
 
@@ -76,6 +80,9 @@ export function planFlex(q: FlexQuery, patterns: FlexPatterns, fence: TimeFence,
     const cols = q.target === 'rrnames' ? shard.flexNames : shard.flexRdata;
     const records = cols.offsets.length - 1;
     if (records === 0) continue;
+    // A shard whose index lacks a trigram the pattern needs gets no task:
+    // at 10 M names the selective class touched one shard of three.
+    if (patterns.indexable && !mayMatch(cols.trigrams, patterns.trigrams)) continue;
     const parts = splittable ? Math.max(1, Math.min(threads, Math.floor(records / splitRecordsMin))) : 1;
     const step = Math.ceil(records / parts);
     const list: FlexPlanPart[] = [];

@@ -10,7 +10,7 @@ import { describe, expect, test } from 'vitest';
 import { compilePattern } from '../../../src/query/pattern.js';
 import { ALL, NONE, queryHolds, trigramCode, type TrigramQuery } from '../../../src/query/trigram-query.js';
 import { makeMatcher, recordMatches, scanRecords, type BlobView } from '../../../src/scan/blob-searcher.js';
-import { buildTrigramIndex, candidates, decodePostings, encodePostings } from '../../../src/scan/trigram-index.js';
+import { buildTrigramIndex, candidates, decodePostings, encodePostings, mayMatch } from '../../../src/scan/trigram-index.js';
 import { seededRandom } from '../../../src/demo/prng.js';
 
 function makeView(records: readonly string[]): BlobView {
@@ -94,6 +94,14 @@ describe('candidates', () => {
     expect(Array.from(candidates(idx, nested, n, n) as Uint32Array)).toEqual([1, 4]);
   });
 
+  test('mayMatch is false exactly where the index proves no candidate', () => {
+    expect([ALL, NONE, and('zzz'), and('pay', 'pal'), or('zzz', 'qqq'), or('zzz', 'www')].map((q) => mayMatch(idx, q)))
+      .toEqual([true, false, false, true, false, true]);
+    expect(mayMatch(idx, { op: 'and', trigrams: [code('pay')], subs: [or('zzz', 'qqq')] })).toBe(false);
+    // No keys at all (no index, or records under 3 bytes): never prune.
+    expect(mayMatch(buildTrigramIndex(makeView(['ab', 'x.'])), and('zzz'))).toBe(true);
+  });
+
   test('the budget turns large results into a scan', () => {
     expect(Array.from(candidates(idx, and('pay'), n, 4) as Uint32Array)).toEqual([0, 1, 2, 4]);
     expect(candidates(idx, and('pay'), n, 3)).toBe('scan');
@@ -124,6 +132,7 @@ describe('candidates', () => {
       const q = randomQuery(0);
       const truth = recs.map((_, i) => i).filter((i) => queryHolds(q, (c) => trigramSets[i]!.has(c)));
       const cand = candidates(index, q, recs.length, recs.length);
+      if (!mayMatch(index, q)) expect(truth).toEqual([]);
       if (cand === 'scan') continue;
       evaluated++;
       const set = new Set(cand);
