@@ -7,6 +7,12 @@
       "defines": ["NODE_WANT_INTERNALS=0"]
     },
     {
+      "target_name": "rrscan_socket",
+      "sources": ["socket.cc"],
+      "cflags_cc": ["-std=gnu++17", "-O2", "-Wall", "-Wextra", "-Wno-cast-function-type"],
+      "defines": ["NODE_WANT_INTERNALS=0"]
+    },
+    {
       "target_name": "rrscan_sort",
       "sources": ["sort.cc"],
       "cflags_cc": ["-std=gnu++17", "-O2", "-Wall", "-Wextra", "-Wno-cast-function-type"],

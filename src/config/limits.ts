@@ -53,6 +53,14 @@ export const LIMITS = Object.freeze({
   socketBufferedBytesMax: 1 << 20,
   /** One cork: a 16-64 KB chunk per write (measured 1,270 MB/s against 2.5-27 MB/s for a write per line). */
   writeChunkBytes: 64 << 10,
+  /** Write chunk once a reader has been slower than the server (saf-writer.ts). */
+  slowWriteChunkBytes: 16 << 10,
+  /**
+   * TCP_NOTSENT_LOWAT of every connection: the kernel holds at most about
+   * this much unsent per socket and reports it writable below it (see
+   * native/socket.cc). Two write chunks keep a fast reader's pipe full.
+   */
+  socketNotSentLowatBytes: 128 << 10,
   /** compat.md: keep single lines well under 64 KiB (a Go client fails above that). */
   lineBytesMax: 60_000,
 
@@ -169,6 +177,7 @@ export function checkLimits(): void {
   assert.ok(L.resultsDefault <= L.resultsMaxCeiling, 'resultsDefault must not exceed resultsMaxCeiling');
   assert.ok(L.scanCreditsMax * L.batchItemsMax > L.resultsDefault, 'a default-limit answer must fit a task\'s credits');
   assert.ok(L.writeChunkBytes <= L.socketBufferedBytesMax, 'a write chunk must fit the socket budget');
+  assert.ok(L.slowWriteChunkBytes <= L.writeChunkBytes && L.lineBytesMax < L.slowWriteChunkBytes * 4, 'the slow chunk is the smaller one');
   assert.ok(L.lineBytesMax < 64 * 1024, 'lines must stay under 64 KiB (compat.md)');
   assert.ok(L.lineBytesMax < L.writeChunkBytes, 'one line must fit in one write chunk');
   assert.ok(L.shardBytesMax < 2 ** 31, 'FlatBuffers offsets are signed 32-bit');

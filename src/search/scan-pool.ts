@@ -38,7 +38,7 @@ export class ScanPool {
   readonly piscina: Piscina;
   readonly threads: number;
   private readonly queueMax: number;
-  /** Tasks handed to Piscina and not yet settled: running plus waiting. */
+  /** Tasks handed to Piscina whose stream has not ended: running plus waiting. */
   private active = 0;
 
   constructor(opts: ScanPoolOptions = {}) {
@@ -78,9 +78,19 @@ export class ScanPool {
     // task promise settled made the messages of LATER tasks on the same
     // worker go missing (reproduced with a bare Piscina pool on Node 20; a
     // search hung on every other query).
+    // The task stops counting against the queue when its stream ends, not
+    // when Piscina settles its promise a message later: a client that got
+    // its answer and at once sent the next search was refused with 503 in
+    // between (seen under load with --workers 1 --queue-max 0).
+    let counted = true;
+    const uncount = () => {
+      if (counted) this.active--;
+      counted = false;
+    };
     const endStream = () => {
       if (ended) return false;
       ended = true;
+      uncount();
       port1.close();
       return true;
     };
@@ -91,11 +101,10 @@ export class ScanPool {
     const full: FlexTask = { ...task, port: port2, control };
     this.active++;
     const done = this.piscina.run(full, { transferList: [port2], signal: abort.signal }).then(
-      () => {
-        this.active--;
-      },
+      // Not endStream(): the `end` message travels on another channel and may
+      // still be on its way; closing the port now would lose it.
+      () => uncount(),
       (err: Error) => {
-        this.active--;
         // Worker crashed, was aborted, or the queue refused the task: the
         // stream must still end, with a failure, unless it already did.
         if (endStream()) {

@@ -22,6 +22,7 @@ import { ShardSet } from '../search/shard-set.js';
 import { log } from './log.js';
 import { acceptsNdjson, route } from './router.js';
 import { SafWriter } from './saf-writer.js';
+import { setNotSentLowat } from './socket-tuning.js';
 import { uws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
 
 export interface ServerOptions {
@@ -247,6 +248,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     app.listen(opts.host, opts.port, (sock) => (sock ? resolve(sock) : reject(new Error(`cannot listen on ${opts.host}:${opts.port}`))));
   });
   const port = uws.us_socket_local_port(listenSocket);
+  const tuned = setNotSentLowat(port, LIMITS.socketNotSentLowatBytes);
+  if (tuned !== 1) log.warn({ port, sockets: tuned }, 'TCP_NOTSENT_LOWAT not set on the listening socket; very slow readers may be cut off');
   const scheme = opts.tlsCert ? 'https' : 'http';
   const hostForUrl = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
   return {

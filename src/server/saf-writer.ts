@@ -40,6 +40,16 @@ export class SafWriter {
   aborted = false;
   bytesWritten = 0;
   lines = 0;
+  /**
+   * Bytes gathered per write: LIMITS.writeChunkBytes, until the socket first
+   * pushes back; then LIMITS.slowWriteChunkBytes. A stalled socket reports
+   * writable only once it has drained what uWS holds, and uWS ends a
+   * response after 10 s without progress: a 64 KB chunk took a 16 KB/s
+   * reader 7 s to drain, a 16 KB one 1 s, and uWS holds less per stalled
+   * reader. (It does not save a reader whose own receive window stays
+   * closed for 10 s; see README "Known limits".)
+   */
+  private chunkBytes: number = LIMITS.writeChunkBytes;
 
   constructor(private readonly res: HttpResponse, private readonly keepAliveMs: number = LIMITS.keepAliveIntervalMs) {}
 
@@ -100,7 +110,7 @@ export class SafWriter {
     this.pending.push(json, '\n');
     this.pendingBytes += json.length + 1;
     this.lines++;
-    if (this.pendingBytes >= LIMITS.writeChunkBytes) this.flush();
+    if (this.pendingBytes >= this.chunkBytes) this.flush();
   }
 
   /** Writes what is pending in one corked write. */
@@ -118,6 +128,7 @@ export class SafWriter {
     });
     if (!ok && !this.backpressured) {
       this.backpressured = true;
+      this.chunkBytes = LIMITS.slowWriteChunkBytes;
       this.res.onWritable(() => {
         this.backpressured = false;
         const w = this.waiters;
