@@ -11,7 +11,7 @@ import type RE2 from 're2';
 import { LIMITS } from '../src/config/limits.js';
 import { inFence, keepType } from '../src/query/filters.js';
 import { compilePattern } from '../src/query/pattern.js';
-import { makeMatcher, recordMatches, scanRecords } from '../src/scan/blob-searcher.js';
+import { everyRecord, makeMatcher, recordMatches, scanRecords } from '../src/scan/blob-searcher.js';
 import { candidates } from '../src/scan/trigram-index.js';
 import { ShardReader, type FlexColumns } from '../src/shard/shard-reader.js';
 import {
@@ -38,6 +38,7 @@ function shardFor(task: FlexTask): ShardReader {
 interface Compiled {
   re: RE2;
   trigrams: ReturnType<typeof compilePattern>['trigrams'];
+  everyRecord: boolean;
 }
 const patterns = new Map<string, Compiled>();
 // Each compiled RE2 may grow a DFA cache of up to its max_mem (8 MB) per
@@ -50,7 +51,7 @@ function compiled(method: 'regex' | 'glob', pattern: string): Compiled {
   let c = patterns.get(key);
   if (!c) {
     const p = compilePattern(method, pattern);
-    c = { re: makeMatcher(p), trigrams: p.trigrams };
+    c = { re: makeMatcher(p), trigrams: p.trigrams, everyRecord: p.everyRecord };
     if (patterns.size >= patternsCachedMax) patterns.delete(patterns.keys().next().value!);
     patterns.set(key, c);
   }
@@ -190,7 +191,8 @@ export default function scan(task: FlexTask): FlexTaskResult {
       let slice = sliceRecordsFirst;
       while (at < to && matched < task.want && !cancelled() && !paused) {
         const t0 = performance.now();
-        at = scanRecords(main.re, view, at, Math.min(to, at + slice), onRecord, shouldStop);
+        at = main.everyRecord ? everyRecord(at, Math.min(to, at + slice), onRecord, shouldStop)
+          : scanRecords(main.re, view, at, Math.min(to, at + slice), onRecord, shouldStop);
         const ms = performance.now() - t0;
         slice = Math.max(sliceRecordsMin, Math.min(slice * 2, Math.floor(slice * LIMITS.scanSliceMs / Math.max(ms, 0.001))));
         if (stale()) flush();

@@ -78,7 +78,17 @@ export interface CompiledPattern {
   readonly trigrams: TrigramQuery;
   /** The per-record definition of a match: new RE2(recordSource).test(record). */
   readonly recordSource: string;
+  /**
+   * The pattern matches every record (records are never empty and never
+   * hold a newline), so the scan need not ask RE2: `.` and `^.*$` style
+   * "give me everything" queries are the most match-heavy there are, and one
+   * RE2 search per record ran at about 2 us a match.
+   */
+  readonly everyRecord: boolean;
 }
+
+/** Sources (after glob translation) that match any non-empty record without a newline. */
+const EVERY_RECORD = new Set(['.', '.*', '.+', '^', '$', '^.', '^.*', '^.+', '.$', '.*$', '.+$', '^.*$', '^.+$']);
 
 /** RE2's default max_mem, which the binding uses for every single regex. */
 const RE2_DEFAULT_MAX_MEM_BYTES = 8 << 20;
@@ -306,6 +316,7 @@ function compileSource(method: 'regex' | 'glob', original: string, source: strin
     blobFlags: '',
     trigrams: trigramQuery(ast, nodeBytes),
     recordSource: '(?i)' + source,
+    everyRecord: EVERY_RECORD.has(source),
   });
 }
 

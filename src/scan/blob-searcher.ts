@@ -107,6 +107,19 @@ export function scanRecords(re: RE2, view: BlobView, from: number, to: number, o
   return to;
 }
 
+/**
+ * scanRecords for a pattern that matches every record (CompiledPattern
+ * everyRecord): calls onRecord for each of [from, to) without RE2, with the
+ * same contract and the same cancellation checks.
+ */
+export function everyRecord(from: number, to: number, onRecord: (i: number) => boolean, shouldStop: () => boolean): number {
+  for (let i = from; i < to; i++) {
+    if (!onRecord(i)) return i + 1;
+    if (((i - from + 1) & (HITS_PER_CHECK - 1)) === 0 && i + 1 < to && shouldStop()) return i + 1;
+  }
+  return to;
+}
+
 /** Test a single record (used for trigram candidates and for exclude). */
 export function recordMatches(re: RE2, view: BlobView, i: number): boolean {
   const { offsets } = view;

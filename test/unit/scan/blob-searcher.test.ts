@@ -6,7 +6,7 @@ import RE2 from 're2';
 import { describe, expect, test } from 'vitest';
 import { LIMITS } from '../../../src/config/limits.js';
 import { compilePattern } from '../../../src/query/pattern.js';
-import { makeMatcher, recordMatches, scanRecords, type BlobView } from '../../../src/scan/blob-searcher.js';
+import { everyRecord, makeMatcher, recordMatches, scanRecords, type BlobView } from '../../../src/scan/blob-searcher.js';
 
 function makeView(records: readonly string[], shared = false): BlobView {
   const total = records.reduce((n, r) => n + r.length + 1, 0);
@@ -134,5 +134,32 @@ describe('recordMatches and makeMatcher', () => {
     const p = compilePattern('regex', 'a');
     expect(makeMatcher(p).global).toBe(false);
     expect(() => makeMatcher({ ...p, blobFlags: 'g' })).toThrow(/neither global nor sticky/);
+  });
+});
+
+describe('patterns that match every record', () => {
+  // Shard records are never empty (a name is at least ".", a value at least
+  // `""`) and never hold a newline: on such records these match everything,
+  // which is what lets the scan skip RE2 for them.
+  const records = ['.', 'a', 'example.com.', '"v=spf1 -all"', '10.0.0.1', 'x'.repeat(300), ' '];
+  const every = ['.', '.*', '.+', '^', '$', '^.', '^.*', '^.+', '.$', '.*$', '.+$', '^.*$', '^.+$'];
+
+  test('compilePattern marks exactly these (and the glob `*`), and RE2 agrees on every record', () => {
+    for (const p of every) {
+      expect({ p, every: compilePattern('regex', p).everyRecord }).toEqual({ p, every: true });
+      expect({ p, hits: reference(p, records) }).toEqual({ p, hits: records.map((_, i) => i) });
+    }
+    expect(compilePattern('glob', '*').everyRecord).toBe(true);
+    for (const p of ['^$', '^.$', 'a', '.{2}', '(?s).', '\\.', '^.*a$']) expect({ p, every: compilePattern('regex', p).everyRecord }).toEqual({ p, every: false });
+  });
+
+  test('everyRecord visits [from, to) in order, stops when told, and resumes where it stopped', () => {
+    const seen: number[] = [];
+    expect(everyRecord(2, 9, (i) => { seen.push(i); return i < 5; }, () => false)).toBe(6);
+    expect(seen).toEqual([2, 3, 4, 5]);
+    let checks = 0;
+    const n = 3 * 256 + 10;
+    expect(everyRecord(0, n, () => true, () => ++checks === 2)).toBe(512);
+    expect(everyRecord(512, n, () => true, () => false)).toBe(n);
   });
 });
