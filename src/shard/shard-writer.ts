@@ -93,8 +93,27 @@ export function makeBlob(records: readonly string[]): BlobParts {
 
 /** Sorted order of strings (printable ASCII) by the shard's byte order. */
 function sortedOrder(keys: readonly string[], tiebreak?: Uint32Array): Uint32Array {
+  return sortedBlob(keys, tiebreak).order;
+}
+
+/**
+ * The sorted order of strings and the blob of them in that order. The sorted
+ * blob is the unsorted one with its records moved, not the strings encoded
+ * and checked a second time.
+ */
+function sortedBlob(keys: readonly string[], tiebreak?: Uint32Array): { order: Uint32Array; sorted: BlobParts } {
   const blob = makeBlob(keys);
-  return sortRecords(blob.bytes, blob.offsets, tiebreak);
+  const order = sortRecords(blob.bytes, blob.offsets, tiebreak);
+  const bytes = Buffer.allocUnsafe(blob.bytes.length);
+  const offsets = new Uint32Array(order.length + 1);
+  let at = 0;
+  for (let k = 0; k < order.length; k++) {
+    offsets[k] = at;
+    const from = blob.offsets[order[k]!]!, to = blob.offsets[order[k]! + 1]!;
+    for (let j = from; j < to; j++) bytes[at++] = blob.bytes[j]!;
+  }
+  offsets[order.length] = at;
+  return { order, sorted: { bytes, offsets } };
 }
 
 function permute<T>(list: readonly T[], order: Uint32Array): T[] {
@@ -126,14 +145,13 @@ export function buildShardBody(table: RrsetTable, source: string, createdAt: num
   const tRdStarts = table.rdataStarts.view(), tRdRows = table.rdataRows.view();
 
   // ---- ranks of owners (by reversed name) and bailiwicks ----
-  const reversed = names.map(reverseName);
-  const ownerByRank = sortedOrder(reversed);
+  const owners = sortedBlob(names.map(reverseName));
+  const ownerByRank = owners.order;
   const ownerRank = new Uint32Array(nOwners);
   for (let k = 0; k < nOwners; k++) ownerRank[ownerByRank[k]!] = k;
-  const bailiwickByRank = sortedOrder(table.bailiwicks);
-  const bailiwickNames = permute(table.bailiwicks, bailiwickByRank);
-  const bailiwickRank = new Uint32Array(bailiwickNames.length);
-  for (let k = 0; k < bailiwickNames.length; k++) bailiwickRank[bailiwickByRank[k]!] = k;
+  const bailiwicks = sortedBlob(table.bailiwicks);
+  const bailiwickRank = new Uint32Array(table.bailiwicks.length);
+  for (let k = 0; k < table.bailiwicks.length; k++) bailiwickRank[bailiwicks.order[k]!] = k;
 
   // ---- RRsets in (reversed owner, rrtype, bailiwick, rdata texts) order ----
   // The order compaction merges by (shard-rrsets.ts rrsetSortKey). Ties on
@@ -161,10 +179,10 @@ export function buildShardBody(table: RrsetTable, source: string, createdAt: num
   const ownerStarts = new Uint32Array(nOwners + 1);
   let observationCount = 0;
   let timeMin = 0, timeMax = 0;
-  let owners = 0;
+  let ownersSeen = 0;
   for (let i = 0; i < n; i++) {
     const r = order[i]!;
-    if (i === 0 || tOwner[r] !== tOwner[order[i - 1]!]) ownerStarts[owners++] = i;
+    if (i === 0 || tOwner[r] !== tOwner[order[i - 1]!]) ownerStarts[ownersSeen++] = i;
     rrtype[i] = tType[r]!;
     bailiwick[i] = bailiwickRank[tBail[r]!]!;
     count[i] = table.count.get(r);
@@ -174,9 +192,8 @@ export function buildShardBody(table: RrsetTable, source: string, createdAt: num
     timeMin = minNonZero(timeMin, minNonZero(tf[i]!, ztf[i]!));
     timeMax = Math.max(timeMax, tl[i]!, ztl[i]!);
   }
-  assert.equal(owners, nOwners, 'every interned owner name owns an RRset');
+  assert.equal(ownersSeen, nOwners, 'every interned owner name owns an RRset');
   ownerStarts[nOwners] = n;
-  const ownerRev = permute(reversed, ownerByRank);
 
   // ---- unique rdata, numbered in order of first appearance ----
   const nRdata = text.length;
@@ -284,8 +301,8 @@ export function buildShardBody(table: RrsetTable, source: string, createdAt: num
   // ---- flex names: forward order, one entry per rrtype ----
   // ownerFwd[k] is the owner of rank k (the reversed-name order RRsets use).
   const ownerFwd = permute(names, ownerByRank);
-  const nameOrder = sortedOrder(ownerFwd);
-  const flexNameList = permute(ownerFwd, nameOrder);
+  const forward = sortedBlob(ownerFwd);
+  const nameOrder = forward.order;
   const flexOwner = nameOrder;
   const entryStarts = new Uint32Array(nOwners + 1);
   const eType = new Column(Uint16Array), eFirst = new Column(Uint32Array), eLast = new Column(Uint32Array);
@@ -332,10 +349,10 @@ export function buildShardBody(table: RrsetTable, source: string, createdAt: num
   vStarts.push(vType.length);
 
   // ---- blobs and trigram indexes ----
-  const ownersBlob = makeBlob(ownerRev);
-  const namesBlob = makeBlob(flexNameList);
+  const ownersBlob = owners.sorted;
+  const namesBlob = forward.sorted;
   const valuesBlob = makeBlob(values);
-  const bailiwickBlob = makeBlob(bailiwickNames);
+  const bailiwickBlob = bailiwicks.sorted;
   const nameKeyBlob = makeBlob(sortedNameKeys);
   const rdataTextBlob = makeBlob(rdataText);
   const wireTotal = wireBytes.length;
@@ -346,7 +363,7 @@ export function buildShardBody(table: RrsetTable, source: string, createdAt: num
   const estimate = 4096 + ownersBlob.bytes.length + namesBlob.bytes.length + valuesBlob.bytes.length +
     rdataTextBlob.bytes.length + nameKeyBlob.bytes.length + wireTotal + namesTri.postings.length + valuesTri.postings.length +
     4 * (namesTri.keys.length * 2 + valuesTri.keys.length * 2) + n * 40 + nRdata * 40 + eType.length * 10 + vType.length * 14 +
-    (ownerRev.length + flexNameList.length + values.length + sortedNameKeys.length) * 12;
+    (2 * nOwners + values.length + sortedNameKeys.length) * 12;
   assert.ok(estimate < LIMITS.shardBytesMax * 1.1, `shard of ${estimate} bytes exceeds shardBytesMax; the ingest run must split it`);
   const b = new flatbuffers.Builder(Math.min(2 ** 31 - 1, Math.ceil(estimate * 1.05)));
   const blob = (p: BlobParts) => Blob.createBlob(b, typedVector(b, p.bytes), typedVector(b, p.offsets));
@@ -433,7 +450,7 @@ export function buildShardBody(table: RrsetTable, source: string, createdAt: num
   const body = b.asUint8Array();
   return {
     body,
-    stats: { rrsets: n, owners: ownerRev.length, rdata: nRdata, flexRdataValues: values.length, bytes: body.byteLength },
+    stats: { rrsets: n, owners: nOwners, rdata: nRdata, flexRdataValues: values.length, bytes: body.byteLength },
   };
 }
 
