@@ -6,16 +6,9 @@ import { describe, expect, test } from 'vitest';
 import { globToRegex } from '../../../src/query/glob.js';
 import { compilePattern } from '../../../src/query/pattern.js';
 import { formatQuery } from '../../../src/query/trigram-query.js';
-import { makeMatcher, scanRecords, type BlobView } from '../../../src/scan/blob-searcher.js';
+import { makeMatcher, scanRecords } from '../../../src/scan/blob-searcher.js';
+import { makeView } from '../../helpers/blob-view.js';
 
-function makeView(records: readonly string[]): BlobView {
-  const blob = Buffer.from(records.map((r) => r + '\n').join(''), 'latin1');
-  const offsets = new Uint32Array(records.length + 1);
-  let at = 0;
-  records.forEach((r, i) => { offsets[i] = at; at += r.length + 1; });
-  offsets[records.length] = at;
-  return { blob, offsets };
-}
 
 const RECORDS = [
   'example.com.', 'www.example.com.', 'a.b.example.com.', 'WWW.EXAMPLE.COM.', 'www.example.com.au.', 'wwwexample.com.',

@@ -11,20 +11,8 @@ import { atomBytes, byteClass, compilePattern, literalBytes, recordMatcher, type
 import { makeMatcher, recordMatches, scanRecords, type BlobView } from '../../../src/scan/blob-searcher.js';
 import { buildTrigramIndex, candidates } from '../../../src/scan/trigram-index.js';
 import { seededRandom } from '../../../src/demo/prng.js';
+import { makeView } from '../../helpers/blob-view.js';
 
-function makeView(records: readonly string[], shared = false): BlobView {
-  const total = records.reduce((n, r) => n + r.length + 1, 0);
-  const blob = shared ? Buffer.from(new SharedArrayBuffer(total)) : Buffer.alloc(total);
-  const offsets = new Uint32Array(records.length + 1);
-  let at = 0;
-  records.forEach((r, i) => {
-    offsets[i] = at;
-    at += blob.write(r, at, 'latin1');
-    blob[at++] = 0x0a;
-  });
-  offsets[records.length] = at;
-  return { blob, offsets };
-}
 
 function blobHits(p: CompiledPattern, view: BlobView): number[] {
   const re = makeMatcher(p);

@@ -7,20 +7,8 @@ import { describe, expect, test } from 'vitest';
 import { LIMITS } from '../../../src/config/limits.js';
 import { compilePattern } from '../../../src/query/pattern.js';
 import { everyRecord, makeMatcher, recordMatches, scanRecords, type BlobView } from '../../../src/scan/blob-searcher.js';
+import { makeView } from '../../helpers/blob-view.js';
 
-function makeView(records: readonly string[], shared = false): BlobView {
-  const total = records.reduce((n, r) => n + r.length + 1, 0);
-  const blob = shared ? Buffer.from(new SharedArrayBuffer(total)) : Buffer.alloc(total);
-  const offsets = new Uint32Array(records.length + 1);
-  let at = 0;
-  records.forEach((r, i) => {
-    offsets[i] = at;
-    at += blob.write(r, at, 'latin1');
-    blob[at++] = 0x0a;
-  });
-  offsets[records.length] = at;
-  return { blob, offsets };
-}
 
 const matcher = (pattern: string) => makeMatcher(compilePattern('regex', pattern));
 

@@ -9,23 +9,11 @@ import RE2 from 're2';
 import { describe, expect, test } from 'vitest';
 import { compilePattern } from '../../../src/query/pattern.js';
 import { ALL, NONE, queryHolds, trigramCode, type TrigramQuery } from '../../../src/query/trigram-query.js';
-import { makeMatcher, recordMatches, scanRecords, type BlobView } from '../../../src/scan/blob-searcher.js';
+import { makeMatcher, recordMatches, scanRecords } from '../../../src/scan/blob-searcher.js';
 import { buildTrigramIndex, candidates, decodePostings, encodePostings, mayMatch } from '../../../src/scan/trigram-index.js';
 import { seededRandom } from '../../../src/demo/prng.js';
+import { makeView } from '../../helpers/blob-view.js';
 
-function makeView(records: readonly string[]): BlobView {
-  const total = records.reduce((n, r) => n + r.length + 1, 0);
-  const blob = Buffer.alloc(total);
-  const offsets = new Uint32Array(records.length + 1);
-  let at = 0;
-  records.forEach((r, i) => {
-    offsets[i] = at;
-    at += blob.write(r, at, 'latin1');
-    blob[at++] = 0x0a;
-  });
-  offsets[records.length] = at;
-  return { blob, offsets };
-}
 
 const code = (s: string) => trigramCode(s.charCodeAt(0), s.charCodeAt(1), s.charCodeAt(2));
 const and = (...t: string[]): TrigramQuery => ({ op: 'and', trigrams: t.map(code).sort((a, b) => a - b), subs: [] });
