@@ -1,13 +1,17 @@
 // Ingest throughput (issue 2): records/s for NDJSON (generated), zone and
 // pcap (real files from ../shared/data/real when present), with peak RSS.
 //
-//   npm run build && node dist/bench/ingest.js [--ndjson-records 2000000] [--memory-rrsets 500000]
+//   npm run build && node dist/bench/ingest.js [--ndjson-records 2000000] [--memory-rrsets 500000] [--workers N]
 //
 // Target: >= 1 M records/s for NDJSON on the 2-core machine, with peak
-// memory bounded by --memory-rrsets, not by the input size.
+// memory bounded by --memory-rrsets, not by the input size. NDJSON runs
+// twice, on one thread and on --workers threads (default one per core), so
+// the parallel gain is measured in the same run. Peak RSS is the process's,
+// ingest threads included.
 
 import { createWriteStream, existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { availableParallelism } from 'node:os';
 import { ingestFiles, type SourceFormat } from '../src/ingest/run.js';
 import { PACKAGE_ROOT } from '../src/config/paths.js';
 import { benchNames } from './names.js';
@@ -15,6 +19,7 @@ import { OUT, arg, environment, fmt } from './common.js';
 
 const ndjsonRecords = Number(arg('ndjson-records', '2000000'));
 const memoryRrsets = Number(arg('memory-rrsets', '500000'));
+const workers = Number(arg('workers', String(availableParallelism())));
 const REAL = path.resolve(PACKAGE_ROOT, '../shared/data/real');
 
 async function writeNdjson(file: string, n: number): Promise<void> {
@@ -31,13 +36,13 @@ async function writeNdjson(file: string, n: number): Promise<void> {
   await new Promise<void>((r) => out.end(() => r()));
 }
 
-async function measure(label: string, format: SourceFormat, files: string[]): Promise<string> {
+async function measure(label: string, format: SourceFormat, files: string[], threads = 1): Promise<string> {
   const dataDir = path.join(OUT, `ingest-${format}`);
   rmSync(dataDir, { recursive: true, force: true });
   let peak = process.memoryUsage().rss;
   const timer = setInterval(() => { peak = Math.max(peak, process.memoryUsage().rss); }, 50);
   try {
-    const s = await ingestFiles(files, { dataDir, format, maxErrors: 1_000_000, memoryRrsets });
+    const s = await ingestFiles(files, { dataDir, format, maxErrors: 1_000_000, memoryRrsets, threads });
     peak = Math.max(peak, process.memoryUsage().rss);
     const bytes = files.reduce((a, f) => a + statSync(f).size, 0);
     return `${label.padEnd(34)} ${String(s.records).padStart(10)} ${String(s.rrsets).padStart(9)} ${fmt(s.seconds, 2).padStart(8)} ` +
@@ -50,12 +55,13 @@ async function measure(label: string, format: SourceFormat, files: string[]): Pr
 
 async function main(): Promise<void> {
   mkdirSync(OUT, { recursive: true });
-  console.log(`command: node dist/bench/ingest.js --ndjson-records ${ndjsonRecords} --memory-rrsets ${memoryRrsets}`);
+  console.log(`command: node dist/bench/ingest.js --ndjson-records ${ndjsonRecords} --memory-rrsets ${memoryRrsets} --workers ${workers}`);
   console.log(`env: ${environment()}`);
   console.log(`${'input'.padEnd(34)} ${'records'.padStart(10)} ${'RRsets'.padStart(9)} ${'seconds'.padStart(8)} ${'records/s'.padStart(11)} ${'MiB/s'.padStart(8)} ${'peak MiB'.padStart(8)}`);
   const nd = path.join(OUT, `ingest-${ndjsonRecords}.ndjson`);
   await writeNdjson(nd, ndjsonRecords);
-  console.log(await measure(`ndjson (${ndjsonRecords} lines)`, 'ndjson', [nd]));
+  console.log(await measure(`ndjson (${ndjsonRecords} lines) 1 thread`, 'ndjson', [nd]));
+  if (workers > 1) console.log(await measure(`ndjson ${workers} threads`, 'ndjson', [nd], workers));
   if (existsSync(REAL)) {
     console.log(await measure('zone root.zone.2024101100', 'zone', [path.join(REAL, 'zones/root.zone.2024101100')]));
     console.log(await measure('pcap compactor nsd+knot live', 'pcap', [

@@ -78,9 +78,11 @@ export function buildProgram(): Command {
     .option('--observed-at <epoch>', 'zone observation time (default: SOA serial date, else now)', integer('--observed-at'))
     .option('--max-errors <n>', 'skip and count up to N bad records before failing', integer('--max-errors'), 0)
     .option('--memory-rrsets <n>', 'RRsets held in memory before a shard is spilled (bounds peak memory)', integer('--memory-rrsets', 1))
+    .option('--workers <n>', 'threads for big NDJSON files, sharing --memory-rrsets (default: one per core)',
+      integer('--workers', 1, LIMITS.ingestThreadsMax))
     .argument('<files...>', 'input files')
     .action(async (files: string[], o: { data: string; format: SourceFormat | 'auto'; origin?: string; observedAt?: number;
-      maxErrors: number; memoryRrsets?: number }) => {
+      maxErrors: number; memoryRrsets?: number; workers?: number }) => {
       const total = files.length;
       const bar = progressBar('ingest', 100, '%');
       try {
@@ -89,6 +91,7 @@ export function buildProgram(): Command {
           ...(o.origin !== undefined ? { origin: o.origin } : {}),
           ...(o.observedAt !== undefined ? { observedAt: o.observedAt } : {}),
           ...(o.memoryRrsets !== undefined ? { memoryRrsets: o.memoryRrsets } : {}),
+          ...(o.workers !== undefined ? { threads: o.workers } : {}),
           onProgress: (done, all) => bar.update(all > 0 ? Math.floor((done / all) * 100) : 100),
           onReject: (err) => process.stderr.write(`rrscan ingest: skipped: ${err.message}\n`),
         });

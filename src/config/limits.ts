@@ -153,6 +153,16 @@ export const LIMITS = Object.freeze({
   // --- NDJSON ingest and the demo dataset (src/ingest/ndjson.ts, src/demo) ---
   /** One fs read of an NDJSON file: 4 MiB amortises the syscall; a line cut by the read is carried over (at most ingestLineBytesMax). */
   ndjsonReadChunkBytes: 4 << 20,
+  /**
+   * An NDJSON file at least this big is cut into one range of lines per
+   * ingest thread. Below it a thread's start-up (about 50 ms) and the extra
+   * shard cost more than parsing in one thread.
+   */
+  ndjsonParallelBytesMin: 32 << 20,
+  /** Ingest threads at most (--workers); each holds its share of --memory-rrsets. */
+  ingestThreadsMax: 64,
+  /** Skipped-record messages a parallel ingest thread keeps to report; the count is always exact. */
+  ingestRejectsReportedMax: 1_000,
   /** Records in one NDJSON RRset (`rdata` array); the largest real RRsets (root NS, big TXT sets) hold tens. */
   ndjsonRdataPerLineMax: 4_096,
   /** Latest time an NDJSON record may carry, 2100-01-01: larger values are milliseconds or garbage, not seconds. */

@@ -35,7 +35,7 @@ export function mergeInto(into: Observation, from: Observation): void {
   into.zoneTimeLast = Math.max(into.zoneTimeLast, from.zoneTimeLast);
 }
 
-type TypedArray = Uint8Array | Uint16Array | Uint32Array | Float64Array;
+type TypedArray = Uint8Array | Uint16Array | Uint32Array | Int32Array | Float64Array;
 interface TypedArrayClass<T extends TypedArray> {
   new (length: number): T;
 }
@@ -83,6 +83,15 @@ export class Column<T extends TypedArray> {
   }
 }
 
+/** RRsets per owner found by walking its chain; beyond, by key (see RrsetTable). */
+const CHAIN_MAX = 16;
+
+function rrsetKey(owner: number, rrtype: number, bailiwick: number, rows: readonly number[]): string {
+  let key = `${owner} ${rrtype} ${bailiwick}`;
+  for (const r of rows) key += ` ${r}`;
+  return key;
+}
+
 function intern(ids: Map<string, number>, list: string[], s: string): number {
   let id = ids.get(s);
   if (id === undefined) {
@@ -117,8 +126,17 @@ export class RrsetTable {
   readonly wireBytes = new Column(Uint8Array, 1 << 16);
   readonly wireStarts = new Column(Uint32Array);
 
-  // RRsets.
-  private readonly keys = new Map<string, number>();
+  // RRsets. Each owner's RRsets form a chain (ownerHead -> nextOfOwner), so
+  // finding the row an observation folds into walks the few RRsets of one
+  // name instead of building and hashing a string key per observation (that
+  // key and its Map were a third of aggregation time).
+  // A name seen with many rdata sets (fast flux, round-robin pools in a pcap)
+  // would make that walk quadratic, so past CHAIN_MAX RRsets an owner's
+  // RRsets are also found by string key.
+  private readonly ownerHead = new Column(Int32Array);
+  private readonly ownerRrsets = new Column(Uint32Array);
+  private readonly nextOfOwner = new Column(Int32Array);
+  private readonly busyKeys = new Map<string, number>();
   readonly owner = new Column(Uint32Array);
   readonly rrtype = new Column(Uint16Array);
   readonly bailiwick = new Column(Uint32Array);
@@ -163,11 +181,13 @@ export class RrsetTable {
     if (rows.length > 1) this.canonicalize(rows);
 
     const owner = intern(this.nameIds, this.names, o.rrname);
+    if (owner === this.ownerHead.length) {
+      this.ownerHead.push(-1);
+      this.ownerRrsets.push(0);
+    }
     const bailiwick = intern(this.bailiwickIds, this.bailiwicks, o.bailiwick);
-    let key = `${owner} ${o.rrtype} ${bailiwick}`;
-    for (const r of rows) key += ` ${r}`;
-    const have = this.keys.get(key);
-    if (have !== undefined) {
+    const have = this.find(owner, o.rrtype, bailiwick, rows);
+    if (have >= 0) {
       this.count.set(have, this.count.get(have) + o.count);
       this.timeFirst.set(have, minNonZero(this.timeFirst.get(have), o.timeFirst));
       this.timeLast.set(have, Math.max(this.timeLast.get(have), o.timeLast));
@@ -175,7 +195,7 @@ export class RrsetTable {
       this.zoneTimeLast.set(have, Math.max(this.zoneTimeLast.get(have), o.zoneTimeLast));
       return;
     }
-    this.keys.set(key, this.owner.length);
+    this.link(owner, this.owner.length, o.rrtype, bailiwick, rows);
     this.owner.push(owner);
     this.rrtype.push(o.rrtype);
     this.bailiwick.push(bailiwick);
@@ -186,6 +206,37 @@ export class RrsetTable {
     this.timeLast.push(o.timeLast);
     this.zoneTimeFirst.push(o.zoneTimeFirst);
     this.zoneTimeLast.push(o.zoneTimeLast);
+  }
+
+  /** The row of the RRset (owner, rrtype, bailiwick, rdata ids in canonical order), or -1. */
+  private find(owner: number, rrtype: number, bailiwick: number, rows: readonly number[]): number {
+    if (this.ownerRrsets.get(owner) > CHAIN_MAX) return this.busyKeys.get(rrsetKey(owner, rrtype, bailiwick, rows)) ?? -1;
+    for (let i = this.ownerHead.get(owner); i >= 0; i = this.nextOfOwner.get(i)) {
+      if (this.rrtype.get(i) !== rrtype || this.bailiwick.get(i) !== bailiwick) continue;
+      const from = this.rdataStarts.get(i);
+      if (this.rdataStarts.get(i + 1) - from !== rows.length) continue;
+      let k = 0;
+      while (k < rows.length && this.rdataRows.get(from + k) === rows[k]) k++;
+      if (k === rows.length) return i;
+    }
+    return -1;
+  }
+
+  /** Adds row `row` (about to be pushed) to its owner's chain, and to busyKeys once the owner is busy. */
+  private link(owner: number, row: number, rrtype: number, bailiwick: number, rows: readonly number[]): void {
+    this.nextOfOwner.push(this.ownerHead.get(owner));
+    this.ownerHead.set(owner, row);
+    const n = this.ownerRrsets.get(owner) + 1;
+    this.ownerRrsets.set(owner, n);
+    if (n <= CHAIN_MAX) return;
+    this.busyKeys.set(rrsetKey(owner, rrtype, bailiwick, rows), row);
+    if (n > CHAIN_MAX + 1) return;
+    // The owner just became busy: key the RRsets already in its chain.
+    for (let i = this.nextOfOwner.get(row); i >= 0; i = this.nextOfOwner.get(i)) {
+      const from = this.rdataStarts.get(i);
+      const ids = Array.from(this.rdataRows.view().subarray(from, this.rdataStarts.get(i + 1)));
+      this.busyKeys.set(rrsetKey(owner, this.rrtype.get(i), this.bailiwick.get(i), ids), i);
+    }
   }
 
   /** The wire form of rdata `id` (a view into the arena, valid until the next add). */

@@ -46,7 +46,7 @@
 // 3.9 us a record). A hand-written byte scanner instead of JSON.parse was
 // tried: 1.5 times faster at parsing, not worth a second JSON parser.
 
-import { open } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 import { LIMITS } from '../config/limits.js';
 import { ipv4FromText, ipv6FromText, ipv6ToText } from '../dns/ip.js';
 import { nameToWire, normalizeName } from '../dns/name.js';
@@ -419,24 +419,39 @@ function reasonOf(err: unknown): string {
   throw err;
 }
 
+/** A part of an NDJSON file: `start` is 0 or just after an LF, `end` just after an LF or the file size. */
+export interface ByteRange {
+  start: number;
+  end: number;
+}
+
 /**
- * Observations of an NDJSON file, in file order. Bad lines go to
- * ctx.reject("line N") and are skipped; reject throws once --max-errors is
- * passed, which ends the iteration.
+ * Observations of an NDJSON file (or of `range` of it), in file order. Bad
+ * lines go to ctx.reject("line N") and are skipped; reject throws once
+ * --max-errors is passed, which ends the iteration. Line numbers count from
+ * the start of the file, also in a range (the lines before it are counted
+ * only when a bad line needs its number).
  */
-export async function* ndjsonObservations(file: string, ctx: IngestContext): AsyncGenerator<Observation, void, undefined> {
+export async function* ndjsonObservations(file: string, ctx: IngestContext, range?: ByteRange): AsyncGenerator<Observation, void, undefined> {
   const lineMax = LIMITS.ingestLineBytesMax;
   const fh = await open(file, 'r');
+  const startAt = range?.start ?? 0;
+  const endAt = range?.end ?? Infinity;
+  let linesBefore: number | undefined = startAt === 0 ? 0 : undefined;
+  const lineOf = async (n: number): Promise<string> => {
+    linesBefore ??= await countLines(fh, startAt);
+    return `line ${linesBefore + n}`;
+  };
   try {
     const buf = Buffer.allocUnsafe(LIMITS.ndjsonReadChunkBytes);
     let have = 0; // bytes of buf holding data: a carried-over line start, then the new read
     let readBytes = 0;
-    let lineNo = 0; // number of the last line started
+    let lineNo = 0; // number of the last line started, within the range
     let skipping = false; // inside an over-long line already rejected: drop bytes up to its LF
-    let first = true;
+    let first = startAt === 0;
     const memo = new Memo();
     for (;;) {
-      const { bytesRead } = await fh.read(buf, have, buf.length - have, null);
+      const { bytesRead } = await fh.read(buf, have, Math.min(buf.length - have, endAt - startAt - readBytes), startAt + readBytes);
       readBytes += bytesRead;
       have += bytesRead;
       const eof = bytesRead === 0;
@@ -470,7 +485,7 @@ export async function* ndjsonObservations(file: string, ctx: IngestContext): Asy
         const start = pos;
         pos = lf + 1;
         if (end - start > lineMax) {
-          ctx.reject(new IngestError(file, `line ${lineNo}`, `line longer than ${lineMax} bytes`));
+          ctx.reject(new IngestError(file, await lineOf(lineNo), `line longer than ${lineMax} bytes`));
           continue;
         }
         if (end === start) continue;
@@ -478,14 +493,14 @@ export async function* ndjsonObservations(file: string, ctx: IngestContext): Asy
         try {
           json = JSON.parse(view.toString('utf8', start, end));
         } catch {
-          ctx.reject(new IngestError(file, `line ${lineNo}`, 'not valid JSON'));
+          ctx.reject(new IngestError(file, await lineOf(lineNo), 'not valid JSON'));
           continue;
         }
         let obs: Observation | undefined;
         try {
           obs = observationOfJson(json, memo);
         } catch (err) {
-          ctx.reject(new IngestError(file, `line ${lineNo}`, reasonOf(err)));
+          ctx.reject(new IngestError(file, await lineOf(lineNo), reasonOf(err)));
           continue;
         }
         if (obs !== undefined) yield obs;
@@ -494,7 +509,7 @@ export async function* ndjsonObservations(file: string, ctx: IngestContext): Asy
       const tail = have - pos;
       if (tail > lineMax) {
         lineNo++;
-        ctx.reject(new IngestError(file, `line ${lineNo}`, `line longer than ${lineMax} bytes`));
+        ctx.reject(new IngestError(file, await lineOf(lineNo), `line longer than ${lineMax} bytes`));
         skipping = true;
         have = 0;
       } else {
@@ -504,6 +519,48 @@ export async function* ndjsonObservations(file: string, ctx: IngestContext): Asy
       ctx.progress?.(readBytes);
     }
     ctx.progress?.(readBytes);
+  } finally {
+    await fh.close();
+  }
+}
+
+/** LF bytes in the first `end` bytes of a file. */
+async function countLines(fh: FileHandle, end: number): Promise<number> {
+  const buf = Buffer.allocUnsafe(1 << 20);
+  let lines = 0;
+  for (let at = 0; at < end;) {
+    const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, end - at), at);
+    if (bytesRead === 0) break;
+    for (let i = buf.indexOf(LF, 0); i >= 0 && i < bytesRead; i = buf.indexOf(LF, i + 1)) lines++;
+    at += bytesRead;
+  }
+  return lines;
+}
+
+/**
+ * Cuts an NDJSON file into about `parts` ranges of whole lines, for parallel
+ * ingest: each cut moves forward to just after the next LF.
+ */
+export async function splitLines(file: string, parts: number): Promise<ByteRange[]> {
+  const fh = await open(file, 'r');
+  try {
+    const size = (await fh.stat()).size;
+    const cuts = [0];
+    const buf = Buffer.allocUnsafe(64 << 10);
+    for (let k = 1; k < parts; k++) {
+      let at = Math.max(cuts[cuts.length - 1]!, Math.floor((size * k) / parts) - 1);
+      let cut = size;
+      while (at < size) {
+        const { bytesRead } = await fh.read(buf, 0, buf.length, at);
+        if (bytesRead === 0) break;
+        const lf = buf.subarray(0, bytesRead).indexOf(LF);
+        if (lf >= 0) { cut = at + lf + 1; break; }
+        at += bytesRead;
+      }
+      if (cut > cuts[cuts.length - 1]! && cut < size) cuts.push(cut);
+    }
+    cuts.push(size);
+    return cuts.slice(1).map((end, i) => ({ start: cuts[i]!, end }));
   } finally {
     await fh.close();
   }

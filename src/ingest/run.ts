@@ -10,6 +10,7 @@
 
 import { open, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { availableParallelism } from 'node:os';
 import { mkdirSync } from 'node:fs';
 import { LIMITS } from '../config/limits.js';
 import { buildShardBody, writeShardFile } from '../shard/shard-writer.js';
@@ -21,6 +22,7 @@ import { zoneObservations } from './zone.js';
 import { pcapObservations } from './pcap.js';
 import { dnstapObservations } from './dnstap.js';
 import { ndjsonObservations } from './ndjson.js';
+import { defaultIngestThreads, ingestNdjsonParallel } from './parallel.js';
 
 export type SourceFormat = 'zone' | 'pcap' | 'dnstap' | 'ndjson';
 export const SOURCE_FORMATS: readonly SourceFormat[] = ['zone', 'pcap', 'dnstap', 'ndjson'];
@@ -38,6 +40,10 @@ export interface IngestOptions {
   onProgress?: (done: number, total: number) => void;
   /** Called for each rejected record that was skipped. */
   onReject?: (err: Error) => void;
+  /** Threads for a big NDJSON file (--workers; default one per core). */
+  threads?: number;
+  /** NDJSON files from this size up are ingested in parallel (LIMITS.ndjsonParallelBytesMin; tests lower it). */
+  parallelBytesMin?: number;
   now?: number;
 }
 
@@ -86,21 +92,28 @@ function sourceFor(format: SourceFormat, file: string, ctx: IngestContext, opts:
   }
 }
 
+/** A shard file an ingest run has written and not yet published. */
+export interface WrittenShard {
+  file: string;
+  rrsets: number;
+  bytes: number;
+}
+
 /**
- * Holds the aggregator of one run and the shard files it has written but not
- * yet published. publish() lists them all in one manifest swap; abort()
- * deletes them.
+ * Holds the aggregator of one run (or of one thread's part of a run) and the
+ * shard files it has written but not yet published. publish() lists them all
+ * in one manifest swap; abort() deletes them.
  */
-class ShardSpiller {
+export class ShardSpiller {
   private table = new RrsetTable();
-  private readonly written: { file: string; rrsets: number; bytes: number }[] = [];
+  private readonly written: WrittenShard[] = [];
   records = 0;
   rrsets = 0;
   /** Observations added, before aggregation, over every table of the run. */
   observations = 0;
 
   constructor(private readonly dataDir: string, private readonly label: string, private readonly now: number,
-    private readonly memoryRrsets: number) {
+    readonly memoryRrsets: number) {
     mkdirSync(dataDir, { recursive: true });
   }
 
@@ -120,6 +133,27 @@ class ShardSpiller {
     this.rrsets += stats.rrsets;
   }
 
+  /** Shards written by another thread for this run: published or deleted with this one's. */
+  adopt(shards: readonly WrittenShard[], records: number, observations: number): void {
+    for (const w of shards) {
+      this.written.push(w);
+      this.rrsets += w.rrsets;
+    }
+    this.records += records;
+    this.observations += observations;
+  }
+
+  /** Deletes shard files written for this run by another thread that are not (and will not be) adopted. */
+  async discard(shards: readonly WrittenShard[]): Promise<void> {
+    for (const w of shards) await rm(path.join(this.dataDir, w.file), { force: true });
+  }
+
+  /** Writes what is held and returns every shard written, unpublished (the parallel ingest worker's end). */
+  async close(): Promise<WrittenShard[]> {
+    await this.spill();
+    return this.written;
+  }
+
   async publish(): Promise<string[]> {
     await this.spill();
     if (this.written.length > 0) {
@@ -132,7 +166,7 @@ class ShardSpiller {
   }
 
   async abort(): Promise<void> {
-    for (const w of this.written) await rm(path.join(this.dataDir, w.file), { force: true });
+    await this.discard(this.written);
   }
 }
 
@@ -163,7 +197,22 @@ export async function ingestFiles(files: readonly string[], opts: IngestOptions)
           opts.onProgress?.(base + bytes, totalBytes);
         },
       };
-      for await (const o of sourceFor(format, file, ctx, opts)) await spiller.add(o);
+      const threads = opts.threads ?? defaultIngestThreads(availableParallelism());
+      if (format === 'ndjson' && threads > 1 && sizes[i]! >= (opts.parallelBytesMin ?? LIMITS.ndjsonParallelBytesMin)) {
+        // The threads take the whole memory budget: write out what this one holds first.
+        await spiller.spill();
+        const p = await ingestNdjsonParallel(file, {
+          threads, dataDir: opts.dataDir, label, now, memoryRrsets: spiller.memoryRrsets,
+          maxErrors: opts.maxErrors - rejected,
+          onProgress: (bytes) => ctx.progress?.(bytes),
+          ...(opts.onReject ? { onReject: opts.onReject } : {}),
+          discard: (shards) => spiller.discard(shards),
+        });
+        spiller.adopt(p.written, p.records, p.observations);
+        rejected += p.rejected;
+      } else {
+        for await (const o of sourceFor(format, file, ctx, opts)) await spiller.add(o);
+      }
       doneBytes += sizes[i]!;
       opts.onProgress?.(doneBytes, totalBytes);
     }

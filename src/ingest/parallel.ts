@@ -1,0 +1,123 @@
+// Parallel NDJSON ingest: one big file cut into ranges of whole lines, each
+// range parsed, aggregated and written to shards by its own thread
+// (workers/ingest.ts). NDJSON is the one format that allows this: every line
+// stands alone, where a zone file carries $ORIGIN and parentheses from line
+// to line and a pcap carries TCP streams from packet to packet.
+//
+// An RRset seen in two ranges lands in two shards; queries merge equal
+// RRsets across shards (src/search/merge.ts) and compaction folds them, as
+// for a run that spills several shards. The caller publishes every range's
+// shards in its one manifest swap, or deletes them all.
+
+import path from 'node:path';
+import { Piscina } from 'piscina';
+import { LIMITS } from '../config/limits.js';
+import { DIST_ROOT } from '../config/paths.js';
+import { IngestError } from '../errors/catalogue.js';
+import { splitLines, type ByteRange } from './ndjson.js';
+import type { WrittenShard } from './run.js';
+
+/** One range's work, sent to workers/ingest.ts. */
+export interface RangeTask {
+  file: string;
+  range: ByteRange;
+  dataDir: string;
+  label: string;
+  now: number;
+  memoryRrsets: number;
+  /** Bad lines the whole file may skip; the count is shared by every range. */
+  maxErrors: number;
+  /** Int32Array[1]: bad lines so far, over all ranges. */
+  rejected: SharedArrayBuffer;
+  /** Float64Array[ranges]: bytes each range has read, for the progress bar. */
+  progress: SharedArrayBuffer;
+  index: number;
+}
+
+/** An IngestError's fields: the error itself does not cross the thread boundary as one. */
+export interface BadLine {
+  file: string;
+  where: string;
+  reason: string;
+}
+
+export function badLine(err: IngestError): BadLine {
+  return { file: err.file, where: err.where, reason: err.reason };
+}
+
+export interface RangeResult {
+  records: number;
+  observations: number;
+  written: WrittenShard[];
+  /** The first skipped lines (LIMITS.ingestRejectsReportedMax). */
+  rejects: BadLine[];
+  /** The bad line that passed --max-errors. */
+  failure?: BadLine;
+}
+
+export interface ParallelSummary {
+  records: number;
+  observations: number;
+  rejected: number;
+  written: WrittenShard[];
+}
+
+export interface ParallelOptions {
+  threads: number;
+  dataDir: string;
+  label: string;
+  now: number;
+  memoryRrsets: number;
+  maxErrors: number;
+  onProgress?: (bytes: number) => void;
+  onReject?: (err: IngestError) => void;
+  /** Deletes written shards when the run fails (the caller's ShardSpiller does it). */
+  discard: (shards: readonly WrittenShard[]) => Promise<void>;
+}
+
+export async function ingestNdjsonParallel(file: string, opts: ParallelOptions): Promise<ParallelSummary> {
+  const ranges = await splitLines(file, opts.threads);
+  const rejected = new SharedArrayBuffer(4);
+  const progress = new SharedArrayBuffer(8 * ranges.length);
+  const read = new Float64Array(progress);
+  const pool = new Piscina({
+    filename: path.join(DIST_ROOT, 'workers', 'ingest.js'),
+    minThreads: 0,
+    maxThreads: ranges.length,
+    maxQueue: ranges.length,
+    concurrentTasksPerWorker: 1,
+  });
+  const timer = setInterval(() => opts.onProgress?.(read.reduce((a, b) => a + b, 0)), 200);
+  try {
+    const memoryRrsets = Math.max(1, Math.floor(opts.memoryRrsets / ranges.length));
+    const settled = await Promise.allSettled(ranges.map((range, index) => pool.run({
+      file, range, dataDir: opts.dataDir, label: opts.label, now: opts.now, memoryRrsets, maxErrors: opts.maxErrors,
+      rejected, progress, index,
+    } satisfies RangeTask) as Promise<RangeResult>));
+    const results = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+    const written = results.flatMap((r) => r.written);
+    const crashed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    const failed = results.find((r) => r.failure !== undefined)?.failure;
+    if (crashed !== undefined || failed !== undefined) {
+      await opts.discard(written);
+      if (failed !== undefined) throw new IngestError(failed.file, failed.where, failed.reason);
+      throw crashed!.reason;
+    }
+    for (const r of results) for (const b of r.rejects) opts.onReject?.(new IngestError(b.file, b.where, b.reason));
+    opts.onProgress?.(ranges.reduce((a, r) => a + r.end - r.start, 0));
+    return {
+      records: results.reduce((a, r) => a + r.records, 0),
+      observations: results.reduce((a, r) => a + r.observations, 0),
+      rejected: Atomics.load(new Int32Array(rejected), 0),
+      written,
+    };
+  } finally {
+    clearInterval(timer);
+    await pool.destroy();
+  }
+}
+
+/** Ingest threads by default: one per core, within LIMITS. */
+export function defaultIngestThreads(cores: number): number {
+  return Math.max(1, Math.min(cores, LIMITS.ingestThreadsMax));
+}
