@@ -14,8 +14,9 @@ import { compilePattern } from '../src/query/pattern.js';
 import { everyRecord, makeMatcher, recordMatches, scanRecords } from '../src/scan/blob-searcher.js';
 import { candidates } from '../src/scan/trigram-index.js';
 import { ShardReader, type FlexColumns } from '../src/shard/shard-reader.js';
+import { BatchBuilder } from '../src/search/flex-batch.js';
 import {
-  CONTROL_CANCEL, CONTROL_CREDITS, type FlexItem, type FlexTask, type FlexTaskResult, type WorkerMessage,
+  CONTROL_CANCEL, CONTROL_CREDITS, type FlexTask, type FlexTaskResult, type WorkerMessage,
 } from '../src/search/scan-protocol.js';
 
 void parentPort;
@@ -88,8 +89,7 @@ export default function scan(task: FlexTask): FlexTaskResult {
     const exclude = task.exclude !== undefined ? compiled(task.method, task.exclude).re : undefined;
     const keep = (t: number) => keepType(task.typeFilter, t);
 
-    let batch: FlexItem[] = [];
-    let batchBytes = 0;
+    const batch = new BatchBuilder();
     let lastFlush = performance.now();
     const cancelled = () => Atomics.load(control, CONTROL_CANCEL) !== 0;
     // Set when no credit came in time: the batch in hand still goes out (one
@@ -99,7 +99,7 @@ export default function scan(task: FlexTask): FlexTaskResult {
     let resumeAt: number | undefined;
 
     const flush = () => {
-      if (batch.length === 0) return;
+      if (batch.values === 0) return;
       // Wait for a credit: the socket side returns one per batch it has written.
       const deadline = performance.now() + LIMITS.scanCreditWaitMs;
       for (;;) {
@@ -114,9 +114,7 @@ export default function scan(task: FlexTask): FlexTaskResult {
       }
       if (cancelled()) return;
       Atomics.sub(control, CONTROL_CREDITS, 1);
-      post({ type: 'batch', items: batch });
-      batch = [];
-      batchBytes = 0;
+      post({ type: 'batch', batch: batch.take() });
       lastFlush = performance.now();
     };
 
@@ -126,37 +124,23 @@ export default function scan(task: FlexTask): FlexTaskResult {
       const value = ShardReader.record(cols, i);
       const e0 = cols.entryStarts[i]!;
       const e1 = cols.entryStarts[i + 1]!;
-      if (task.target === 'rrnames') {
-        const types: number[] = [];
-        for (let e = e0; e < e1; e++) {
-          const t = cols.entryType[e]!;
-          if (!keep(t)) continue;
-          if (!inFence(cols.entryFirst[e]!, cols.entryLast[e]!, task.fence)) continue;
-          types.push(t);
-        }
-        if (types.length === 0) return true;
-        batch.push([value, types]);
-        batchBytes += value.length + 16 * types.length;
-      } else {
-        const entries: [number, string][] = [];
-        for (let e = e0; e < e1; e++) {
-          const t = cols.entryType[e]!;
-          if (!keep(t)) continue;
-          if (!inFence(cols.entryFirst[e]!, cols.entryLast[e]!, task.fence)) continue;
-          entries.push([t, hex(shard.rdataWire(cols.link[e]!))]);
-        }
-        if (entries.length === 0) return true;
-        batch.push([value, entries]);
-        batchBytes += value.length * 3 + 16 * entries.length;
+      batch.beginValue(value);
+      for (let e = e0; e < e1; e++) {
+        const t = cols.entryType[e]!;
+        if (!keep(t)) continue;
+        if (!inFence(cols.entryFirst[e]!, cols.entryLast[e]!, task.fence)) continue;
+        if (task.target === 'rrnames') batch.nameLine(t);
+        else batch.rdataLine(t, hex(shard.rdataWire(cols.link[e]!)));
       }
+      if (!batch.endValue(value)) return true;
       matched++;
-      if (batch.length >= LIMITS.batchItemsMax || batchBytes >= LIMITS.writeChunkBytes) flush();
+      if (batch.values >= LIMITS.batchItemsMax || batch.bytes >= LIMITS.writeChunkBytes) flush();
       return matched < task.want && !cancelled() && !paused;
     };
 
     // Stop the searcher to flush a partial batch every so often, so a slow,
     // selective scan still streams its first results promptly.
-    const stale = () => batch.length > 0 && performance.now() - lastFlush > 25;
+    const stale = () => batch.values > 0 && performance.now() - lastFlush > 25;
     const shouldStop = () => cancelled() || stale();
 
     const cand = candidates(cols.trigrams, main.trigrams, recordCount,

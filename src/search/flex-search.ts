@@ -21,7 +21,6 @@
 // from resumeAt once the merge has nearly drained what the part holds, so
 // at most one batch beyond the credits is ever buffered per part.
 
-import { rrtypeToText } from '../dns/rrtype.js';
 import { LIMITS } from '../config/limits.js';
 import { STREAM_MESSAGES } from '../errors/catalogue.js';
 import type { FlexQuery } from '../query/flex-query.js';
@@ -30,7 +29,8 @@ import { ALL, type TrigramQuery } from '../query/trigram-query.js';
 import { mayMatch } from '../scan/trigram-index.js';
 import type { SafWriter } from '../server/saf-writer.js';
 import type { ShardReader } from '../shard/shard-reader.js';
-import { INITIAL_CREDITS, type FlexItem, type NameItem, type RdataItem, type TimeFence, type WorkerMessage } from './scan-protocol.js';
+import { INITIAL_CREDITS, type FlexBatch, type TimeFence, type WorkerMessage } from './scan-protocol.js';
+import { uniteLines, valueLines, valueOf, type ValueLines } from './flex-batch.js';
 import type { RunningScan, ScanPool } from './scan-pool.js';
 
 export interface FlexPlanPart {
@@ -93,7 +93,7 @@ export function planFlex(q: FlexQuery, patterns: FlexPatterns, fence: TimeFence,
 }
 
 interface Part {
-  batches: FlexItem[][];
+  batches: FlexBatch[];
   /** Index of the next item in batches[0]. */
   at: number;
   finished: boolean;
@@ -116,11 +116,6 @@ export interface FlexOutcome {
   results: number;
   terminator: 'succeeded' | 'limited' | 'failed';
   message?: string;
-}
-
-function jsonString(s: string): string {
-  // Presentation text is printable ASCII; only `"` and `\` need escaping.
-  return s.indexOf('"') < 0 && s.indexOf('\\') < 0 ? `"${s}"` : JSON.stringify(s);
 }
 
 /**
@@ -174,8 +169,8 @@ export function runFlexSearch(q: FlexQuery, patterns: FlexPatterns, eff: { limit
     const onMessage = (part: Part) => (m: WorkerMessage) => {
       if (finished) return;
       if (m.type === 'batch') {
-        part.batches.push(m.items);
-        part.received += m.items.length;
+        part.batches.push(m.batch);
+        part.received += m.batch.keys.length;
       } else if (m.type === 'end') {
         part.scan = undefined;
         if (m.resumeAt !== undefined && !m.cancelled && part.received < want) {
@@ -223,13 +218,18 @@ export function runFlexSearch(q: FlexQuery, patterns: FlexPatterns, eff: { limit
       streams.push(s);
     }
 
-    /** Head item of a stream, 'wait' while its current part has nothing yet, undefined when exhausted. */
-    const head = (s: Stream): FlexItem | 'wait' | undefined => {
+    /**
+     * Key of a stream's head value, 'wait' while its current part has
+     * nothing yet, undefined when exhausted. No key is 'wait': keys are
+     * owner names (ending in a dot) and rdata text of name and text types
+     * (ending in a dot or quoted).
+     */
+    const head = (s: Stream): string | 'wait' | undefined => {
       for (;;) {
         const part = s.parts[s.current];
         if (!part) return undefined;
         const batch = part.batches[0];
-        if (batch) return batch[part.at];
+        if (batch) return batch.keys[part.at];
         if (!part.finished) return 'wait';
         s.current++;
       }
@@ -237,7 +237,7 @@ export function runFlexSearch(q: FlexQuery, patterns: FlexPatterns, eff: { limit
     const advance = (s: Stream) => {
       const part = s.parts[s.current]!;
       part.at++;
-      if (part.at >= part.batches[0]!.length) {
+      if (part.at >= part.batches[0]!.keys.length) {
         part.batches.shift();
         part.at = 0;
         part.scan?.credit();
@@ -258,25 +258,34 @@ export function runFlexSearch(q: FlexQuery, patterns: FlexPatterns, eff: { limit
             void out.whenWritable().then(pump);
             return;
           }
-          let min: FlexItem | undefined;
+          let min: string | undefined;
           for (const s of streams) {
             const h = head(s);
             if (h === 'wait') return;
-            if (h !== undefined && (min === undefined || h[0] < min[0])) min = h;
+            if (h !== undefined && (min === undefined || h < min)) min = h;
           }
           if (min === undefined) {
             finish({ results: emitted, terminator: 'succeeded' });
             return;
           }
           // Take the value from every stream that has it, uniting rrtypes.
-          const key = min[0];
-          let merged: FlexItem | undefined;
+          let lines = '';
+          let firstBatch: FlexBatch | undefined;
+          let firstAt = 0;
+          let united: ValueLines | undefined;
           for (const s of streams) {
-            const h = head(s);
-            if (h !== undefined && h !== 'wait' && h[0] === key) {
-              merged = merged === undefined ? h : unite(merged, h);
-              advance(s);
+            if (head(s) !== min) continue;
+            const part = s.parts[s.current]!;
+            const batch = part.batches[0]!;
+            if (firstBatch === undefined) {
+              firstBatch = batch;
+              firstAt = part.at;
+              lines = valueLines(batch, part.at);
+            } else {
+              united = uniteLines(united ?? valueOf(firstBatch, firstAt), valueOf(batch, part.at));
+              lines = united.text;
             }
+            advance(s);
           }
           if (skipped < eff.offset) {
             skipped++;
@@ -287,7 +296,7 @@ export function runFlexSearch(q: FlexQuery, patterns: FlexPatterns, eff: { limit
             return;
           }
           emitted++;
-          writeItem(q.target, merged!, out);
+          out.text(lines);
         }
       } finally {
         pumping = false;
@@ -313,27 +322,4 @@ export function runFlexSearch(q: FlexQuery, patterns: FlexPatterns, eff: { limit
       }
     }
   });
-}
-
-function unite(a: FlexItem, b: FlexItem): FlexItem {
-  if (typeof (a[1][0]) === 'number' || a[1].length === 0) {
-    const types = [...new Set([...(a as NameItem)[1], ...(b as NameItem)[1]])].sort((x, y) => x - y);
-    return [a[0], types];
-  }
-  const byType = new Map<number, string>();
-  for (const [t, raw] of [...(a as RdataItem)[1], ...(b as RdataItem)[1]]) byType.set(t, raw);
-  return [a[0], [...byType.entries()].sort((x, y) => x[0] - y[0])];
-}
-
-function writeItem(target: 'rrnames' | 'rdata', item: FlexItem, out: SafWriter): void {
-  const value = jsonString(item[0]);
-  if (target === 'rrnames') {
-    for (const t of (item as NameItem)[1]) out.line(`{"obj":{"rrname":${value},"rrtype":"${rrtypeToText(t)}"}}`);
-    return;
-  }
-  for (const [t, raw] of (item as RdataItem)[1]) {
-    const line = `{"obj":{"rdata":${value},"rrtype":"${rrtypeToText(t)}","raw_rdata":"${raw}"}}`;
-    // compat.md: keep lines well under 64 KiB; a longer rdata is left out rather than breaking clients.
-    if (line.length <= LIMITS.lineBytesMax) out.line(line);
-  }
 }

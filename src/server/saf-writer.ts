@@ -39,7 +39,6 @@ export class SafWriter {
   private headers: ReadonlyArray<readonly [string, string]> | undefined;
   aborted = false;
   bytesWritten = 0;
-  lines = 0;
   /**
    * Bytes gathered per write: LIMITS.writeChunkBytes, until the socket first
    * pushes back; then LIMITS.slowWriteChunkBytes. A stalled socket reports
@@ -109,7 +108,14 @@ export class SafWriter {
     if (this.ended || this.aborted) return;
     this.pending.push(json, '\n');
     this.pendingBytes += json.length + 1;
-    this.lines++;
+    if (this.pendingBytes >= this.chunkBytes) this.flush();
+  }
+
+  /** Appends lines rendered elsewhere, each ending in a newline (flexible search's worker batches). */
+  text(lines: string): void {
+    if (this.ended || this.aborted || lines.length === 0) return;
+    this.pending.push(lines);
+    this.pendingBytes += lines.length;
     if (this.pendingBytes >= this.chunkBytes) this.flush();
   }
 

@@ -226,3 +226,53 @@ describe('errors', () => {
     }
   });
 });
+
+describe('values held by several shards', () => {
+  // Three ingests, three shards: one name and one rdata value appear in each
+  // with other rrtypes, so the merge unites their lines by rrtype.
+  let d: string;
+  let s: Server;
+  let k: string;
+  const rec = (rrname: string, rrtype: string, rdata: string[]) =>
+    ({ count: 1, time_first: T2018, time_last: T2020, rrname, rrtype, bailiwick: 'example.', rdata });
+  const wire = '0473616D65076578616D706C6500'; // same.example.
+  const longTxt = `"${'x'.repeat(250)}"`;
+  beforeAll(async () => {
+    d = tempDir();
+    ingestNdjson(d, [rec('u.example.', 'A', ['192.0.2.1']), rec('u.example.', 'TXT', ['"t"']),
+      rec('c.example.', 'CNAME', ['same.example.'])], 'one.ndjson');
+    ingestNdjson(d, [rec('u.example.', 'AAAA', ['2001:db8::1']), rec('u.example.', 'A', ['192.0.2.2']),
+      rec('w.example.', 'NS', ['same.example.'])], 'two.ndjson');
+    // 250 strings of 250 bytes: about 63 KB of wire, a line over 120 KB of hex.
+    ingestNdjson(d, [rec('u.example.', 'MX', ['10 same.example.']), rec('big.example.', 'TXT', [Array(250).fill(longTxt).join(' ')])],
+      'three.ndjson');
+    k = addKey(d);
+    s = await startServer(d);
+  });
+  afterAll(async () => {
+    await s?.close();
+    removeDir(d);
+  });
+
+  it('rrnames: one value, its rrtypes from every shard in ascending order, counted once by limit', async () => {
+    const r = await get(s, '/pdns/v2/regex/rrnames/%5Eu%5C.example%5C.$', { 'X-API-Key': k });
+    expect(r.body).toBe(body(begin, n('u.example.', 'A'), n('u.example.', 'MX'), n('u.example.', 'TXT'), n('u.example.', 'AAAA'), ok));
+    const one = await get(s, '/pdns/v2/regex/rrnames/%5E[uw]%5C.example%5C.$?limit=1', { 'X-API-Key': k });
+    expect(one.body).toBe(body(begin, n('u.example.', 'A'), n('u.example.', 'MX'), n('u.example.', 'TXT'), n('u.example.', 'AAAA'), limited));
+  });
+
+  it('rdata: one value of two rrtypes from two shards, each with its raw_rdata', async () => {
+    const r = await get(s, '/pdns/v2/regex/rdata/%5Esame%5C.example%5C.$', { 'X-API-Key': k });
+    expect(r.body).toBe(body(begin,
+      { obj: { rdata: 'same.example.', rrtype: 'NS', raw_rdata: wire } },
+      { obj: { rdata: 'same.example.', rrtype: 'CNAME', raw_rdata: wire } },
+      ok));
+  });
+
+  it('rdata: a value whose line would pass 60,000 bytes counts as a result but is not written', async () => {
+    const r = await get(s, '/pdns/v2/regex/rdata/xxxxxxxxxx/TXT', { 'X-API-Key': k });
+    expect(r.body).toBe(body(begin, ok));
+    const t = await get(s, '/pdns/v2/regex/rdata/%5E%22t%22$', { 'X-API-Key': k });
+    expect(t.body).toBe(body(begin, { obj: { rdata: '"t"', rrtype: 'TXT', raw_rdata: '0174' } }, ok));
+  });
+});
