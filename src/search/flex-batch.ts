@@ -6,12 +6,8 @@
 
 import { LIMITS } from '../config/limits.js';
 import { rrtypeToText } from '../dns/rrtype.js';
+import { jsonString } from './json-text.js';
 import type { FlexBatch } from './scan-protocol.js';
-
-function jsonString(s: string): string {
-  // Presentation text is printable ASCII; only `"` and `\` need escaping.
-  return s.indexOf('"') < 0 && s.indexOf('\\') < 0 ? `"${s}"` : JSON.stringify(s);
-}
 
 /** Collects one batch in the worker. */
 export class BatchBuilder {

@@ -26,6 +26,48 @@ import type { HttpResponse } from './uws.js';
 const BEGIN = '{"cond":"begin"}\n';
 const KEEPALIVE = '{}\n';
 
+/**
+ * One timer for every open stream with the same keep-alive interval: a
+ * setInterval and clearInterval per response cost a small lookup about as
+ * much as its own search. The timer stops at the first tick that finds no
+ * stream open.
+ */
+class KeepAliveTicker {
+  private readonly writers = new Set<SafWriter>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly periodMs: number) {}
+
+  add(w: SafWriter): void {
+    this.writers.add(w);
+    if (this.timer !== undefined) return;
+    this.timer = setInterval(() => {
+      if (this.writers.size === 0) {
+        clearInterval(this.timer);
+        this.timer = undefined;
+        return;
+      }
+      for (const writer of this.writers) writer.keepAliveTick();
+    }, this.periodMs);
+    this.timer.unref();
+  }
+
+  delete(w: SafWriter): void {
+    this.writers.delete(w);
+  }
+}
+
+const tickers = new Map<number, KeepAliveTicker>();
+
+function tickerFor(keepAliveMs: number): KeepAliveTicker {
+  let t = tickers.get(keepAliveMs);
+  if (t === undefined) {
+    t = new KeepAliveTicker(Math.max(10, Math.floor(keepAliveMs / 2)));
+    tickers.set(keepAliveMs, t);
+  }
+  return t;
+}
+
 export class SafWriter {
   private pending: string[] = [];
   private pendingBytes = 0;
@@ -33,7 +75,7 @@ export class SafWriter {
   private waiters: (() => void)[] = [];
   private abortListeners: (() => void)[] = [];
   private lastWrite = Date.now();
-  private keepAlive: NodeJS.Timeout | undefined;
+  private keepAlive: KeepAliveTicker | undefined;
   private ended = false;
   /** Headers of the 200, until the first write sends them. */
   private headers: ReadonlyArray<readonly [string, string]> | undefined;
@@ -81,16 +123,19 @@ export class SafWriter {
     this.headers = headers;
     this.line(BEGIN.slice(0, -1));
     this.lastWrite = Date.now();
-    this.keepAlive = setInterval(() => {
-      if (!this.ended && !this.aborted && !this.backpressured && Date.now() - this.lastWrite >= this.keepAliveMs) {
-        if (this.pendingBytes === 0) {
-          this.pending.push(KEEPALIVE);
-          this.pendingBytes += KEEPALIVE.length;
-        }
-        this.flush();
+    this.keepAlive = tickerFor(this.keepAliveMs);
+    this.keepAlive.add(this);
+  }
+
+  /** Called by the ticker: after keepAliveMs of silence, send what is pending, or a `{}` line. */
+  keepAliveTick(): void {
+    if (!this.ended && !this.aborted && !this.backpressured && Date.now() - this.lastWrite >= this.keepAliveMs) {
+      if (this.pendingBytes === 0) {
+        this.pending.push(KEEPALIVE);
+        this.pendingBytes += KEEPALIVE.length;
       }
-    }, Math.max(10, Math.floor(this.keepAliveMs / 2)));
-    this.keepAlive.unref();
+      this.flush();
+    }
   }
 
   /** Status and headers, once, inside the cork of the first write. */
@@ -180,7 +225,7 @@ export class SafWriter {
   }
 
   private stopKeepAlive(): void {
-    if (this.keepAlive) clearInterval(this.keepAlive);
+    this.keepAlive?.delete(this);
     this.keepAlive = undefined;
   }
 }

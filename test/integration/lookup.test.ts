@@ -231,4 +231,19 @@ describe('lookups on generated data', () => {
     const range = objects((await get(server, '/pdns/v2/lookup/rdata/ip/198.51.100.8-198.51.100.9', { 'X-API-Key': key })).body);
     expect(range.map((o) => o['rrname'])).toEqual(['secure-paypal.com.evil.top.', 'login-paypal.xyz.']);
   });
+  it('writes rdata with quotes escaped, humantime strings and every member in compat.md order, byte for byte', async () => {
+    const H = { 'X-API-Key': key };
+    const txt = await get(server, '/pdns/v2/lookup/rrset/name/abc-login.example.org./TXT?humantime=true', H);
+    expect(txt.body).toBe('{"cond":"begin"}\n' +
+      '{"obj":{"count":3,"time_first":"2015-01-01T00:00:00Z","time_last":"2018-01-01T00:00:00Z","rrname":"abc-login.example.org.",' +
+      '"rrtype":"TXT","bailiwick":"example.org.","rdata":["\\"v=spf1 include:_spf.example.org ~all\\""]}}\n' +
+      '{"cond":"succeeded"}\n');
+    const rd = await get(server, '/pdns/v2/lookup/rdata/name/abc-login.example.org.', H);
+    expect(rd.body).toBe('{"cond":"begin"}\n' +
+      '{"obj":{"count":3,"time_first":1514764800,"time_last":1672531200,"rrname":"www.example.org.","rrtype":"CNAME",' +
+      '"rdata":"abc-login.example.org."}}\n{"cond":"succeeded"}\n');
+    const sum = await get(server, '/pdns/v2/summarize/rrset/name/*.paypal.com.', H);
+    expect(sum.body).toBe('{"cond":"begin"}\n' +
+      '{"obj":{"count":15,"num_results":5,"time_first":1420070400,"time_last":1672531200}}\n{"cond":"succeeded"}\n');
+  });
 });
