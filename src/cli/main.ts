@@ -131,8 +131,10 @@ export function buildProgram(): Command {
   program.command('compact')
     .description('merge all shards into as few as possible, aggregating duplicate RRsets')
     .addOption(dataOption())
-    .action(async (o: { data: string }) => {
-      const s = await compact(o.data);
+    .option('--workers <n>', 'threads, each merging a range of owner names (default: one per core)',
+      integer('--workers', 1, LIMITS.ingestThreadsMax))
+    .action(async (o: { data: string; workers?: number }) => {
+      const s = await compact(o.data, o.workers !== undefined ? { threads: o.workers } : {});
       console.log(`compact: ${s.inputShards} shard(s), ${s.rrsetsIn} RRsets in -> ${s.outputShards} shard(s), ` +
         `${s.rrsetsOut} RRsets, ${s.seconds.toFixed(2)} s`);
     });

@@ -161,6 +161,8 @@ export const LIMITS = Object.freeze({
   ndjsonParallelBytesMin: 32 << 20,
   /** Ingest threads at most (--workers); each holds its share of --memory-rrsets. */
   ingestThreadsMax: 64,
+  /** Compaction merges on one thread below this many input RRsets: a thread's start-up would cost more than it saves. */
+  compactParallelRrsetsMin: 100_000,
   /** Skipped-record messages a parallel ingest thread keeps to report; the count is always exact. */
   ingestRejectsReportedMax: 1_000,
   /** Records in one NDJSON RRset (`rdata` array); the largest real RRsets (root NS, big TXT sets) hold tens. */

@@ -42,7 +42,7 @@ function encodeKey(key: string): number {
 }
 
 /** First record index whose bytes are >= key (printable ASCII). */
-function lowerBound(b: BlobColumns, key: string, lo = 0, hi = b.offsets.length - 1): number {
+export function lowerBound(b: BlobColumns, key: string, lo = 0, hi = b.offsets.length - 1): number {
   return lowerBoundBytes(b, scratch, encodeKey(key), lo, hi);
 }
 

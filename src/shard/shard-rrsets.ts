@@ -18,11 +18,11 @@ export function rrsetSortKey(reversedOwner: string, o: Observation): string {
   return k;
 }
 
-export function* shardRrsets(s: ShardReader): Generator<KeyedRrset> {
+/** The RRsets of owner rows [fromOwner, toOwner) (all by default), in the shard's order. */
+export function* shardRrsets(s: ShardReader, fromOwner = 0, toOwner = s.owners.offsets.length - 1): Generator<KeyedRrset> {
   const rs = s.rrsets;
-  const owners = s.owners.offsets.length - 1;
   const rdataCache = new Map<number, Rdata>();
-  for (let o = 0; o < owners; o++) {
+  for (let o = fromOwner; o < toOwner; o++) {
     const rev = ShardReader.record(s.owners, o);
     const rrname = reverseName(rev);
     for (let i = s.ownerStarts[o]!; i < s.ownerStarts[o + 1]!; i++) {
