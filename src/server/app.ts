@@ -9,7 +9,7 @@
 // registered before the handler returns, as uWS requires for async replies.
 
 import { LIMITS, checkLimits } from '../config/limits.js';
-import { API_ERRORS, ApiError, isApiError, type ApiErrorCode } from '../errors/catalogue.js';
+import { API_ERRORS, ApiError, isApiError, STREAM_MESSAGES, type ApiErrorCode } from '../errors/catalogue.js';
 import { AccessGate, type Grant } from '../auth/access-gate.js';
 import { parseFlexQuery } from '../query/flex-query.js';
 import { parseLookupQuery } from '../query/lookup-query.js';
@@ -103,6 +103,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   });
   const keepAliveMs = opts.keepAliveMs ?? LIMITS.keepAliveIntervalMs;
   let inFlight = 0;
+  /** Streams that have begun and not ended: a shutdown ends them with a terminator. */
+  const open = new Set<SafWriter>();
+  let closing = false;
   log.info({ shards: snap.shards.length, generation: snap.generation, threads: pool.threads, keepAliveMs }, 'shards loaded');
 
   const app: TemplatedApp = opts.tlsCert && opts.tlsKey
@@ -128,14 +131,18 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       x.writer = w;
       w.begin(grant.headers);
       inFlight++;
+      open.add(w);
       try {
         const outcome = await runFlexSearch(fq, patterns, eff, plan, pool, w);
         logRequest(x, grant, 200, {
           results: outcome.results, terminator: outcome.terminator,
-          ...(grant.limits.private ? {} : { method: fq.method, target: fq.target, pattern: fq.pattern, id: fq.id, swclient: fq.swclient }),
+          ...(grant.limits.private ? {} : {
+            method: fq.method, target: fq.target, pattern: fq.pattern, exclude: fq.exclude, id: fq.id, swclient: fq.swclient, version: fq.version,
+          }),
         });
       } finally {
         inFlight--;
+        open.delete(w);
       }
     } finally {
       grant.release();
@@ -156,14 +163,16 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       x.writer = w;
       w.begin(grant.headers);
       inFlight++;
+      open.add(w);
       try {
         const outcome = await runLookup(lq, eff, shards.current().shards, w);
         logRequest(x, grant, 200, {
           results: outcome.results, terminator: outcome.terminator,
-          ...(grant.limits.private ? {} : { path: x.url, id: lq.id, swclient: lq.swclient }),
+          ...(grant.limits.private ? {} : { path: x.url, id: lq.id, swclient: lq.swclient, version: lq.version }),
         });
       } finally {
         inFlight--;
+        open.delete(w);
       }
     } finally {
       grant.release();
@@ -215,6 +224,11 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       sendError(x, 'EXCEPTION');
       return;
     }
+    // Shutting down: a kept-alive connection may still send a request.
+    if (closing) {
+      sendError(x, 'OVERLOADED');
+      return;
+    }
     handle(x).catch((err: unknown) => {
       if (x.aborted) return;
       if (x.writer && !x.writer.done) {
@@ -250,7 +264,12 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     port,
     url: `${scheme}://${hostForUrl}:${port}`,
     async close() {
+      // No new connections; open streams end with a terminator saying why
+      // (their scans are cancelled as for a client that hung up); then the
+      // workers and the key store close.
+      closing = true;
       uws.us_listen_socket_close(listenSocket);
+      for (const w of open) w.endEarly(STREAM_MESSAGES.SHUTDOWN);
       shards.close();
       await pool.close();
       gate.close();

@@ -104,6 +104,17 @@ export class SafWriter {
     for (const f of w) f();
   }
 
+  /**
+   * Ends the stream now with a `failed` terminator (server shutdown), and
+   * tells the producer as if the client had gone: its abort listeners run
+   * and it stops writing. Nothing happens to a stream that has ended.
+   */
+  endEarly(message: string): void {
+    if (this.done) return;
+    this.failed(message);
+    this.markAborted();
+  }
+
   /** Runs `f` once if the client goes away (at once if it already has). */
   onAbort(f: () => void): void {
     if (this.aborted) f();

@@ -2,8 +2,9 @@
 // (flexible-search issue): keep-alive lines during a long scan at the
 // interval `--keepalive-ms` sets, 503 instead of an unbounded queue
 // (`--workers`, `--queue-max`), cooperative cancellation within 50 ms when
-// the client hangs up, and a search over more shards than workers that
-// completes instead of deadlocking the merge.
+// the client hangs up, a shutdown that ends open streams with a terminator,
+// and a search over more shards than workers that completes instead of
+// deadlocking the merge.
 //
 // Slow scans without a test-only code path: a generated dataset of 100,000
 // names and a pattern RE2 cannot run on its DFA (two counted repetitions in
@@ -202,6 +203,31 @@ describe('one worker, one waiting task, 50 ms keep-alives', () => {
     expect(solid(probe.body)).toBe(tinyBody);
     expect(freedMs - probeMs, `worker freed ${freedMs.toFixed(1)} ms after the hang-up (idle probe ${probeMs.toFixed(1)} ms)`)
       .toBeLessThan(50);
+  });
+});
+
+describe('shutdown', () => {
+  it('SIGTERM ends a running scan with one failed terminator within 50 ms, then the process exits 0', async () => {
+    const server = await startServer(dir, ['--workers', '1', '--keepalive-ms', String(KEEPALIVE_MS)]);
+    try {
+      const slow = streamGet(server, SLOW, H);
+      await slow.firstChunk;
+      await sleep(100);
+      const exited = new Promise<number | null>((r) => server.proc.once('exit', (code) => r(code)));
+      const signalledAt = performance.now();
+      expect(slow.ended(), 'the slow scan ended too soon: the fixture is too small for this machine').toBe(false);
+      server.proc.kill('SIGTERM');
+      const r = await slow.done;
+      const last = r.chunks[r.chunks.length - 1]!;
+      expect(lines(r.body).filter((l) => (l as { cond?: string }).cond !== undefined)).toEqual([
+        begin, { cond: 'failed', msg: 'Server is shutting down' },
+      ]);
+      expect(r.body.endsWith('{"cond":"failed","msg":"Server is shutting down"}\n')).toBe(true);
+      expect(last.ms - signalledAt).toBeLessThan(50);
+      expect(await exited).toBe(0);
+    } finally {
+      await server.close();
+    }
   });
 });
 
