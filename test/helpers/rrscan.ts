@@ -25,6 +25,26 @@ export function removeDir(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
 }
 
+/**
+ * Temporary paths of one test file: fresh() makes a directory, keep() adds a
+ * file made beside one, and removeAll() (for afterAll) deletes them all.
+ */
+export function tempPaths(): { fresh(): string; keep(path: string): string; removeAll(): void } {
+  const paths: string[] = [];
+  return {
+    fresh: () => {
+      const d = tempDir();
+      paths.push(d);
+      return d;
+    },
+    keep: (p: string) => {
+      paths.push(p);
+      return p;
+    },
+    removeAll: () => paths.forEach(removeDir),
+  };
+}
+
 export interface CliResult {
   code: number;
   stdout: string;

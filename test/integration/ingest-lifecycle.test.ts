@@ -4,16 +4,12 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
-  HAVE_REAL, REAL, REAL_SKIP_REASON, addKey, cli, get, ingestNdjson, objects, removeDir, startServer, tempDir,
+  HAVE_REAL, REAL, REAL_SKIP_REASON, addKey, cli, get, ingestNdjson, objects, startServer, tempPaths,
 } from '../helpers/rrscan.js';
 
-const dirs: string[] = [];
-const fresh = () => {
-  const d = tempDir();
-  dirs.push(d);
-  return d;
-};
-afterAll(() => dirs.forEach(removeDir));
+const temp = tempPaths();
+const fresh = temp.fresh;
+afterAll(temp.removeAll);
 
 const summary = (out: string) => /ingest: (\d+) file\(s\), (\d+) records read, (\d+) RRsets written in (\d+) shard\(s\), (\d+) rejected/.exec(out);
 

@@ -9,15 +9,11 @@ import { IngestError } from '../../src/errors/catalogue.js';
 import { ingestFiles } from '../../src/ingest/run.js';
 import { splitLines } from '../../src/ingest/ndjson.js';
 import { compact } from '../../src/shard/compactor.js';
-import { addKey, get, removeDir, startServer, tempDir, type Server } from '../helpers/rrscan.js';
+import { addKey, get, startServer, tempPaths, type Server } from '../helpers/rrscan.js';
 
-const dirs: string[] = [];
-const fresh = () => {
-  const d = tempDir();
-  dirs.push(d);
-  return d;
-};
-afterAll(() => dirs.forEach(removeDir));
+const temp = tempPaths();
+const fresh = temp.fresh;
+afterAll(temp.removeAll);
 
 const LINES = 3_000;
 
@@ -37,7 +33,7 @@ function writeFixture(dir: string, bad: ReadonlyMap<number, string> = new Map())
   const out: string[] = [];
   for (let i = 1; i <= LINES; i++) out.push(bad.get(i) ?? line(i));
   writeFileSync(file, out.join('\n') + '\n');
-  dirs.push(file);
+  temp.keep(file);
   return file;
 }
 
@@ -58,7 +54,7 @@ describe('splitLines', () => {
     expect(ranges.at(-1)!.end).toBe(text.length);
     const one = path.join(d, '..', `${path.basename(d)}-one.ndjson`);
     writeFileSync(one, line(1));
-    dirs.push(one);
+    temp.keep(one);
     expect(await splitLines(one, 4)).toEqual([{ start: 0, end: line(1).length }]);
   });
 });
