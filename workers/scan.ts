@@ -171,17 +171,22 @@ export default function scan(task: FlexTask): FlexTaskResult {
       // is seen that often however slow the pattern makes RE2. The slice
       // size follows the measured speed: it halves (or more) when a slice
       // ran long and at most doubles when it ran short.
+      // A task that used up its turn ends and its rest queues behind the
+      // tasks waiting for a worker (LIMITS.scanTurnMs): pools are shared.
       let at = from;
       let slice = sliceRecordsFirst;
-      while (at < to && matched < task.want && !cancelled() && !paused) {
+      const turnEnd = performance.now() + task.turnMs;
+      let turnOver = false;
+      while (at < to && matched < task.want && !cancelled() && !paused && !turnOver) {
         const t0 = performance.now();
         at = main.everyRecord ? everyRecord(at, Math.min(to, at + slice), onRecord, shouldStop)
           : scanRecords(main.re, view, at, Math.min(to, at + slice), onRecord, shouldStop);
         const ms = performance.now() - t0;
         slice = Math.max(sliceRecordsMin, Math.min(slice * 2, Math.floor(slice * LIMITS.scanSliceMs / Math.max(ms, 0.001))));
         if (stale()) flush();
+        turnOver = performance.now() >= turnEnd;
       }
-      if ((paused || matched >= task.want) && !cancelled() && at < to) resumeAt = at;
+      if ((paused || turnOver || matched >= task.want) && !cancelled() && at < to) resumeAt = at;
     }
     flush();
     post({ type: 'end', regexHits, usedIndex, cancelled: cancelled(), ...(resumeAt !== undefined ? { resumeAt } : {}) });

@@ -48,6 +48,7 @@ interface ServeFlags {
   workers?: number;
   queueMax?: number;
   keepaliveMs?: number;
+  scanTurnMs?: number;
 }
 
 async function serveUntilSignal(opts: ServeFlags, banner: (url: string) => void): Promise<void> {
@@ -58,6 +59,7 @@ async function serveUntilSignal(opts: ServeFlags, banner: (url: string) => void)
     ...(opts.workers !== undefined ? { threads: opts.workers } : {}),
     ...(opts.queueMax !== undefined ? { queueMax: opts.queueMax } : {}),
     ...(opts.keepaliveMs !== undefined ? { keepAliveMs: opts.keepaliveMs } : {}),
+    ...(opts.scanTurnMs !== undefined ? { scanTurnMs: opts.scanTurnMs } : {}),
   });
   banner(server.url);
   const stop = () => {
@@ -123,6 +125,8 @@ export function buildProgram(): Command {
       'a search that would queue more gets 503', integer('--queue-max', 0, LIMITS.poolQueueMaxCeiling), LIMITS.poolQueueMax)
     .option('--keepalive-ms <n>', 'send a {} line when a stream has been silent this long',
       integer('--keepalive-ms', LIMITS.keepAliveIntervalMsMin, LIMITS.keepAliveIntervalMsMax), LIMITS.keepAliveIntervalMs)
+    .option('--scan-turn-ms <n>', 'a scan task holds its worker this long, then waiting tasks go first',
+      integer('--scan-turn-ms', LIMITS.scanTurnMsMin, LIMITS.scanTurnMsMax), LIMITS.scanTurnMs)
     .action(async (o: ServeFlags) => {
       if (Boolean(o.tlsCert) !== Boolean(o.tlsKey)) throw new InvalidArgumentError('--tls-cert and --tls-key go together');
       await serveUntilSignal(o, (url) => console.log(`rrscan serving ${o.data} at ${url}/pdns/v2/`));

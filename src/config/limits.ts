@@ -41,6 +41,16 @@ export const LIMITS = Object.freeze({
   /** A worker waits this long for a credit, then pauses its task and frees the thread (scan-protocol.ts). */
   scanCreditWaitMs: 10,
   /**
+   * Default wall time a scan task holds its worker before it ends with
+   * `resumeAt` and its rest queues behind the tasks waiting (serve
+   * --scan-turn-ms): a 10 s NFA-bound scan must not make a 2 ms query wait
+   * 10 s. A turn costs one task round trip (~0.3 ms); every default-size
+   * answer measured on 10 M names fits in one.
+   */
+  scanTurnMs: 100,
+  scanTurnMsMin: 10,
+  scanTurnMsMax: 600_000,
+  /**
    * Most batches one scan task may post ahead of the socket: 12 x 1,024
    * items (~1.2 MB) covers a default-limit answer (10,000) in one go.
    */

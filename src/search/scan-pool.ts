@@ -23,6 +23,8 @@ import {
 export interface ScanPoolOptions {
   threads?: number;
   queueMax?: number;
+  /** Wall time a task scans before it lets queued tasks run (LIMITS.scanTurnMs). */
+  turnMs?: number;
 }
 
 /** One running task as the front end sees it. */
@@ -38,12 +40,14 @@ export class ScanPool {
   readonly piscina: Piscina;
   readonly threads: number;
   private readonly queueMax: number;
+  private readonly turnMs: number;
   /** Tasks handed to Piscina whose stream has not ended: running plus waiting. */
   private active = 0;
 
   constructor(opts: ScanPoolOptions = {}) {
     this.threads = opts.threads ?? availableParallelism();
     this.queueMax = opts.queueMax ?? LIMITS.poolQueueMax;
+    this.turnMs = opts.turnMs ?? LIMITS.scanTurnMs;
     this.piscina = new Piscina({
       filename: path.join(DIST_ROOT, 'workers', 'scan.js'),
       minThreads: this.threads,
@@ -66,7 +70,7 @@ export class ScanPool {
   }
 
   /** Starts a task; `credits` batches may be posted before the front end returns any. */
-  run(task: Omit<FlexTask, 'port' | 'control'>, onMessage: (m: WorkerMessage) => void, credits = INITIAL_CREDITS): RunningScan {
+  run(task: Omit<FlexTask, 'port' | 'control' | 'turnMs'>, onMessage: (m: WorkerMessage) => void, credits = INITIAL_CREDITS): RunningScan {
     const { port1, port2 } = new MessageChannel();
     const control = new SharedArrayBuffer(CONTROL_SLOTS * 4);
     const ctl = new Int32Array(control);
@@ -98,7 +102,7 @@ export class ScanPool {
       if (m.type === 'end' || m.type === 'error') endStream();
       onMessage(m);
     });
-    const full: FlexTask = { ...task, port: port2, control };
+    const full: FlexTask = { ...task, port: port2, control, turnMs: this.turnMs };
     this.active++;
     const done = this.piscina.run(full, { transferList: [port2], signal: abort.signal }).then(
       // Not endStream(): the `end` message travels on another channel and may

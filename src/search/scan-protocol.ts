@@ -56,6 +56,8 @@ export interface FlexTask {
   to: number;
   /** Stop after this many matching unique values. */
   want: number;
+  /** Scan for at most this long, then end with resumeAt (LIMITS.scanTurnMs). */
+  turnMs: number;
   port: MessagePort;
   control: SharedArrayBuffer;
 }
@@ -85,7 +87,7 @@ export interface FlexBatch {
 export type WorkerMessage =
   | { type: 'batch'; batch: FlexBatch }
   // regexHits: records the pattern matched, before exclude, rrtype and fence filters.
-  // resumeAt: the task stopped early (no credits, or its `want` found); records [resumeAt, to) are still to scan.
+  // resumeAt: the task stopped early (no credits, its `want` found, or its turn over); records [resumeAt, to) are still to scan.
   | { type: 'end'; regexHits: number; usedIndex: boolean; cancelled: boolean; resumeAt?: number }
   | { type: 'error'; code: string; message: string };
 

@@ -36,6 +36,8 @@ export interface ServerOptions {
   queueMax?: number;
   /** Keep-alive `{}` after this long with nothing written (default LIMITS.keepAliveIntervalMs). */
   keepAliveMs?: number;
+  /** Wall time a scan task holds a worker before queued tasks get it (serve --scan-turn-ms). */
+  scanTurnMs?: number;
 }
 
 export interface RunningServer {
@@ -100,6 +102,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const pool = new ScanPool({
     ...(opts.threads !== undefined ? { threads: opts.threads } : {}),
     ...(opts.queueMax !== undefined ? { queueMax: opts.queueMax } : {}),
+    ...(opts.scanTurnMs !== undefined ? { turnMs: opts.scanTurnMs } : {}),
   });
   const keepAliveMs = opts.keepAliveMs ?? LIMITS.keepAliveIntervalMs;
   let inFlight = 0;

@@ -1,7 +1,8 @@
 // Server robustness under load, over HTTP against real server processes
 // (flexible-search issue): keep-alive lines during a long scan at the
 // interval `--keepalive-ms` sets, 503 instead of an unbounded queue
-// (`--workers`, `--queue-max`), cooperative cancellation within 50 ms when
+// (`--workers`, `--queue-max`), turns that let a short query past a long
+// scan (`--scan-turn-ms`), cooperative cancellation within 50 ms when
 // the client hangs up, a shutdown that ends open streams with a terminator,
 // and a search over more shards than workers that completes instead of
 // deadlocking the merge.
@@ -108,7 +109,11 @@ describe('one worker, one waiting task, 50 ms keep-alives', () => {
   let server: Server;
 
   beforeAll(async () => {
-    server = await startServer(dir, ['--workers', '1', '--queue-max', '1', '--keepalive-ms', String(KEEPALIVE_MS)]);
+    // Turns as long as the test: a slow scan keeps its worker, so the probes
+    // below measure when a cancelled scan lets go of it ('turns' tests the
+    // default).
+    server = await startServer(dir, ['--workers', '1', '--queue-max', '1', '--keepalive-ms', String(KEEPALIVE_MS),
+      '--scan-turn-ms', '600000']);
   });
 
   afterAll(async () => {
@@ -203,6 +208,31 @@ describe('one worker, one waiting task, 50 ms keep-alives', () => {
     expect(solid(probe.body)).toBe(tinyBody);
     expect(freedMs - probeMs, `worker freed ${freedMs.toFixed(1)} ms after the hang-up (idle probe ${probeMs.toFixed(1)} ms)`)
       .toBeLessThan(50);
+  });
+});
+
+describe('turns', () => {
+  it('a query queued behind a long scan on the only worker runs after one turn, and the scan still completes', async () => {
+    const server = await startServer(dir, ['--workers', '1', '--scan-turn-ms', '50', '--keepalive-ms', String(KEEPALIVE_MS)]);
+    try {
+      expect(solid((await get(server, TINY, H)).body)).toBe(tinyBody);
+      const slow = streamGet(server, SLOW, H);
+      await slow.firstChunk;
+      await sleep(100);
+      const t = performance.now();
+      const tiny = await get(server, TINY, H);
+      const waited = performance.now() - t;
+      const slowStillRunning = !slow.ended();
+      const r = await slow.done;
+      expect(slowStillRunning, 'the slow scan ended too soon: the fixture is too small for this machine').toBe(true);
+      expect(solid(tiny.body)).toBe(tinyBody);
+      // One turn (50 ms) at most, plus the tiny task itself; without turns it waited for the whole scan.
+      expect(waited).toBeLessThan(50 + 100);
+      expect(r.complete).toBe(true);
+      expect(solid(r.body)).toBe(body(begin, none));
+    } finally {
+      await server.close();
+    }
   });
 });
 
