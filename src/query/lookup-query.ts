@@ -113,8 +113,13 @@ export function parseIpValue(v: string): LookupValue {
   return { kind: 'ip', family, low: bytes, high: bytes };
 }
 
-export function parseStandardType(segment: string | undefined): TypeFilter {
-  if (segment === undefined || segment === '') return 'any';
+/**
+ * The rrtype segment of a standard search; `omitted` when there is none:
+ * every type on the rrset path (spec 4.1 rule 2), ANY (no DNSSEC types) on
+ * the rdata paths, where the spec is silent and DNSDB clients expect ANY.
+ */
+export function parseStandardType(segment: string | undefined, omitted: TypeFilter): TypeFilter {
+  if (segment === undefined || segment === '') return omitted;
   const upper = segment.toUpperCase();
   if (upper === 'ANY') return 'any';
   if (upper === 'ANY-DNSSEC') return 'any-dnssec';
@@ -150,7 +155,7 @@ export function parseLookupQuery(segments: readonly string[], q: Map<string, str
     value = { kind: 'name', match: { mode: 'exact', name: decoded.name } };
   } else value = { kind: 'raw', wire: parseHex(raw) };
 
-  const typeFilter = parseStandardType(segments[4]);
+  const typeFilter = parseStandardType(segments[4], target === 'rrset' ? 'all' : 'any');
   if (value.kind === 'ip' && typeFilter !== 'any' && typeFilter !== RR.A && typeFilter !== RR.AAAA) {
     throw new ApiError('BAD_RRTYPE');
   }
