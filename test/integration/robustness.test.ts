@@ -22,6 +22,7 @@
 // buffers are bounded, and RE2 bounds its own memory. Making a worker die
 // would need an injected fault, which the product does not have.
 
+import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   addKey, cli, get, ingestNdjson, lines, removeDir, startServer, streamGet, tempDir, type Server,
@@ -282,6 +283,48 @@ describe('--queue-max 0', () => {
     expect(stillRunning, 'the slow scan ended too soon: the fixture is too small for this machine').toBe(true);
     expect(refused.status).toBe(503);
     expect(refused.body).toBe(OVERLOADED);
+  });
+});
+
+describe('backpressure', () => {
+  it('a reader that stops reading a large answer holds no worker, and gets every line once it reads again', async () => {
+    const big = { 'X-API-Key': addKey(dir, ['--unlimited', '--results-max', String(2 * RECORDS)]) };
+    const server = await startServer(dir, ['--workers', '1', '--queue-max', '0']);
+    try {
+      // Every name: about 6 MB of lines. A receiver that does not read keeps
+      // its kernel buffer near tcp_rmem's default (128 KB; autotuning grows
+      // it only as the application reads), and the server's unsent queue is
+      // capped by TCP_NOTSENT_LOWAT, so the scan must wait for credits.
+      const all = '/pdns/v2/regex/rrnames/.?limit=0';
+      const stalled = await new Promise<http.IncomingMessage>((resolve, reject) => {
+        http.get({ host: '127.0.0.1', port: server.port, path: all, headers: big, agent: false }, resolve).on('error', reject);
+      });
+      stalled.pause();
+      const chunks: Buffer[] = [];
+      // Let the server fill the socket and run out of credits.
+      await sleep(300);
+      // With one worker and no queue, this is refused unless the stalled scan gave its worker back.
+      const t = performance.now();
+      const tiny = await get(server, TINY, H);
+      const tinyMs = performance.now() - t;
+      expect(tiny.status).toBe(200);
+      expect(solid(tiny.body)).toBe(tinyBody);
+      expect(tinyMs).toBeLessThan(200);
+      stalled.on('data', (c: Buffer) => chunks.push(c));
+      await new Promise<void>((resolve) => {
+        stalled.on('end', () => resolve());
+        stalled.resume();
+      });
+      const got = lines(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>[];
+      expect(got[0]).toEqual(begin);
+      expect(got.at(-1)).toEqual({ cond: 'succeeded' });
+      const names = got.filter((l) => 'obj' in l).map((l) => (l['obj'] as { rrname: string }).rrname);
+      expect(names).toHaveLength(RECORDS);
+      expect(new Set(names).size).toBe(RECORDS);
+      expect([...names].sort()).toEqual(names);
+    } finally {
+      await server.close();
+    }
   });
 });
 
