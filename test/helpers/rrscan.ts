@@ -143,6 +143,14 @@ export function get(server: { port: number }, pathAndQuery: string, headers: Rec
   });
 }
 
+// The framing lines of a stream (spec 6), and the exact body a stream of
+// objects makes, for assertions on whole bodies.
+export const begin = { cond: 'begin' };
+export const ok = { cond: 'succeeded' };
+export const none = { cond: 'succeeded', msg: 'Query completed, no results found' };
+export const limited = { cond: 'limited', msg: 'Result limit reached' };
+export const body = (...objs: object[]): string => objs.map((o) => JSON.stringify(o) + '\n').join('');
+
 /** Parses an NDJSON body into objects (asserting every line ends with \n and none is blank). */
 export function lines(body: string): unknown[] {
   if (body.length > 0 && !body.endsWith('\n')) throw new Error(`body does not end with a newline: ${JSON.stringify(body.slice(-80))}`);

@@ -6,12 +6,10 @@
 // Complements flex-search.test.ts (audit items 3, 5 and 8).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FLEX_FIXTURE, T2015, T2018, T2020, T2023 } from '../fixtures/flex-dataset.js';
-import { addKey, get, ingestNdjson, removeDir, startServer, tempDir, type Server } from '../helpers/rrscan.js';
+import {
+  addKey, begin, body, get, ingestNdjson, none, ok, removeDir, startServer, tempDir, type Server,
+} from '../helpers/rrscan.js';
 
-const body = (...objs: object[]) => objs.map((o) => JSON.stringify(o) + '\n').join('');
-const begin = { cond: 'begin' };
-const ok = { cond: 'succeeded' };
-const none = { cond: 'succeeded', msg: 'Query completed, no results found' };
 const n = (rrname: string, rrtype: string) => ({ obj: { rrname, rrtype } });
 const TEXT = 'text/plain; charset=utf-8';
 const NDJSON = 'application/x-ndjson';

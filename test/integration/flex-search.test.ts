@@ -1,7 +1,9 @@
 // Flexible search over HTTP against a real server (issue 3).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FLEX_FIXTURE, T2018, T2020 } from '../fixtures/flex-dataset.js';
-import { addKey, get, ingestNdjson, lines, objects, removeDir, startServer, tempDir, type Server } from '../helpers/rrscan.js';
+import {
+  addKey, begin, body, get, ingestNdjson, limited, lines, none, objects, ok, removeDir, startServer, tempDir, type Server,
+} from '../helpers/rrscan.js';
 
 let dir: string;
 let server: Server;
@@ -22,11 +24,6 @@ afterAll(async () => {
   removeDir(dir);
 });
 
-const body = (...objs: object[]) => objs.map((o) => JSON.stringify(o) + '\n').join('');
-const begin = { cond: 'begin' };
-const ok = { cond: 'succeeded' };
-const none = { cond: 'succeeded', msg: 'Query completed, no results found' };
-const limited = { cond: 'limited', msg: 'Result limit reached' };
 const n = (rrname: string, rrtype: string) => ({ obj: { rrname, rrtype } });
 
 describe('regex/rrnames', () => {

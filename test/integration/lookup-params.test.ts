@@ -9,14 +9,10 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FLEX_FIXTURE, T2015, T2018, T2020, T2023 } from '../fixtures/flex-dataset.js';
 import {
-  HAVE_REAL, REAL, REAL_SKIP_REASON, addKey, cli, get, ingestNdjson, removeDir, startServer, tempDir, type Server,
+  HAVE_REAL, REAL, REAL_SKIP_REASON, addKey, begin, body, cli, get, ingestNdjson, limited, none, ok, removeDir, startServer,
+  tempDir, type Server,
 } from '../helpers/rrscan.js';
 
-const body = (...objs: object[]) => objs.map((o) => JSON.stringify(o) + '\n').join('');
-const begin = { cond: 'begin' };
-const ok = { cond: 'succeeded' };
-const none = { cond: 'succeeded', msg: 'Query completed, no results found' };
-const limited = { cond: 'limited', msg: 'Result limit reached' };
 const TEXT = 'text/plain; charset=utf-8';
 const NDJSON = 'application/x-ndjson';
 

@@ -5,14 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FLEX_FIXTURE } from '../fixtures/flex-dataset.js';
 import {
   HAVE_REAL, REAL, REAL_SKIP_REASON, addKey, cli, get, ingestNdjson, lines, objects, removeDir, startServer, tempDir,
-  type Server,
+  type Server, body, begin, ok, none, limited,
 } from '../helpers/rrscan.js';
 
-const body = (...objs: object[]) => objs.map((o) => JSON.stringify(o) + '\n').join('');
-const begin = { cond: 'begin' };
-const ok = { cond: 'succeeded' };
-const none = { cond: 'succeeded', msg: 'Query completed, no results found' };
-const limited = { cond: 'limited', msg: 'Result limit reached' };
 
 if (!HAVE_REAL) console.warn(`lookup.test.ts: ${REAL_SKIP_REASON}`);
 

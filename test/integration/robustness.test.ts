@@ -25,7 +25,7 @@
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  addKey, cli, get, ingestNdjson, lines, removeDir, startServer, streamGet, tempDir, type Server,
+  addKey, cli, get, ingestNdjson, lines, removeDir, startServer, streamGet, tempDir, type Server, body, begin, none,
 } from '../helpers/rrscan.js';
 
 const RECORDS = 100_000;
@@ -60,9 +60,6 @@ const record = (rrname: string, i: number) => ({
   rdata: [`10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`],
 });
 
-const body = (...objs: object[]) => objs.map((o) => JSON.stringify(o) + '\n').join('');
-const begin = { cond: 'begin' };
-const none = { cond: 'succeeded', msg: 'Query completed, no results found' };
 const tinyBody = body(begin, { obj: { rrname: NEEDLE, rrtype: 'A' } }, { cond: 'succeeded' });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** A body with its keep-alive lines taken out: at 50 ms intervals even a tiny query on a cold worker may get one. */
