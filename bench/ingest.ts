@@ -6,10 +6,13 @@
 // Target: >= 1 M records/s for NDJSON on the 2-core machine, with peak
 // memory bounded by --memory-rrsets, not by the input size. NDJSON runs
 // twice, on one thread and on --workers threads (default one per core), so
-// the parallel gain is measured in the same run. Peak RSS is the process's,
-// ingest threads included.
+// the parallel gain is measured in the same run. Each row runs in a process
+// of its own, and its peak is that process's VmHWM (ingest threads
+// included), so no row inherits another's heap.
 
-import { createWriteStream, existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { availableParallelism } from 'node:os';
 import { ingestFiles, type SourceFormat } from '../src/ingest/run.js';
@@ -36,21 +39,40 @@ async function writeNdjson(file: string, n: number): Promise<void> {
   await new Promise<void>((r) => out.end(() => r()));
 }
 
-async function measure(label: string, format: SourceFormat, files: string[], threads = 1): Promise<string> {
-  const dataDir = path.join(OUT, `ingest-${format}`);
+interface Row {
+  label: string;
+  format: SourceFormat;
+  files: string[];
+  threads: number;
+}
+
+/** Peak resident set of this process so far (VmHWM), bytes. */
+function peakRss(): number {
+  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'));
+  return m ? Number(m[1]) * 1024 : process.memoryUsage().rss;
+}
+
+/** Runs one row in this process (the child side of runRow) and returns its table line. */
+async function measure(row: Row): Promise<string> {
+  const dataDir = path.join(OUT, `ingest-${row.format}-${process.pid}`);
   rmSync(dataDir, { recursive: true, force: true });
-  let peak = process.memoryUsage().rss;
-  const timer = setInterval(() => { peak = Math.max(peak, process.memoryUsage().rss); }, 50);
   try {
-    const s = await ingestFiles(files, { dataDir, format, maxErrors: 1_000_000, memoryRrsets, threads });
-    peak = Math.max(peak, process.memoryUsage().rss);
-    const bytes = files.reduce((a, f) => a + statSync(f).size, 0);
-    return `${label.padEnd(34)} ${String(s.records).padStart(10)} ${String(s.rrsets).padStart(9)} ${fmt(s.seconds, 2).padStart(8)} ` +
-      `${String(Math.round(s.records / s.seconds)).padStart(11)} ${fmt(bytes / 2 ** 20 / s.seconds, 1).padStart(8)} ${fmt(peak / 2 ** 20, 0).padStart(8)}`;
+    const s = await ingestFiles(row.files, { dataDir, format: row.format, maxErrors: 1_000_000, memoryRrsets, threads: row.threads });
+    const bytes = row.files.reduce((a, f) => a + statSync(f).size, 0);
+    return `${row.label.padEnd(34)} ${String(s.records).padStart(10)} ${String(s.rrsets).padStart(9)} ${fmt(s.seconds, 2).padStart(8)} ` +
+      `${String(Math.round(s.records / s.seconds)).padStart(11)} ${fmt(bytes / 2 ** 20 / s.seconds, 1).padStart(8)} ` +
+      `${fmt(peakRss() / 2 ** 20, 0).padStart(8)}`;
   } finally {
-    clearInterval(timer);
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** Runs one row in a fresh process and returns its table line. */
+function runRow(row: Row): string {
+  const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--row', JSON.stringify(row),
+    '--memory-rrsets', String(memoryRrsets)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  if (r.status !== 0) throw new Error(`row ${row.label} failed (${r.status})`);
+  return r.stdout.trim();
 }
 
 async function main(): Promise<void> {
@@ -60,19 +82,20 @@ async function main(): Promise<void> {
   console.log(`${'input'.padEnd(34)} ${'records'.padStart(10)} ${'RRsets'.padStart(9)} ${'seconds'.padStart(8)} ${'records/s'.padStart(11)} ${'MiB/s'.padStart(8)} ${'peak MiB'.padStart(8)}`);
   const nd = path.join(OUT, `ingest-${ndjsonRecords}.ndjson`);
   await writeNdjson(nd, ndjsonRecords);
-  console.log(await measure(`ndjson (${ndjsonRecords} lines) 1 thread`, 'ndjson', [nd]));
-  if (workers > 1) console.log(await measure(`ndjson ${workers} threads`, 'ndjson', [nd], workers));
+  console.log(runRow({ label: `ndjson (${ndjsonRecords} lines) 1 thread`, format: 'ndjson', files: [nd], threads: 1 }));
+  if (workers > 1) console.log(runRow({ label: `ndjson ${workers} threads`, format: 'ndjson', files: [nd], threads: workers }));
   if (existsSync(REAL)) {
-    console.log(await measure('zone root.zone.2024101100', 'zone', [path.join(REAL, 'zones/root.zone.2024101100')]));
-    console.log(await measure('pcap compactor nsd+knot live', 'pcap', [
-      path.join(REAL, 'pcap/compactor-nsd-live-20161006.pcap'), path.join(REAL, 'pcap/compactor-knot-live-20161006.pcap')]));
+    console.log(runRow({ label: 'zone root.zone.2024101100', format: 'zone', files: [path.join(REAL, 'zones/root.zone.2024101100')], threads: 1 }));
+    console.log(runRow({ label: 'pcap compactor nsd+knot live', format: 'pcap', threads: 1, files: [
+      path.join(REAL, 'pcap/compactor-nsd-live-20161006.pcap'), path.join(REAL, 'pcap/compactor-knot-live-20161006.pcap')] }));
   } else {
     console.log(`(zone and pcap rows skipped: ${REAL} not found)`);
   }
   console.log('target: ndjson >= 1000000 records/s; peak memory bounded by --memory-rrsets');
 }
 
-main().catch((err) => {
+const rowArg = arg('row', '');
+(rowArg ? measure(JSON.parse(rowArg) as Row).then((line) => console.log(line)) : main()).catch((err) => {
   console.error(err);
   process.exit(1);
 });
