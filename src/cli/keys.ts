@@ -76,6 +76,24 @@ function openExisting(cmd: Command, dataDir: string): SqliteKeyStore {
   return SqliteKeyStore.open(dataDir);
 }
 
+/** `keys <name> --data DIR KEY`: runs `action` on the existing store and the key's hash, then closes the store. */
+function keyCommand(keys: Command, name: string, description: string,
+  action: (store: SqliteKeyStore, keyHash: Buffer, cmd: Command) => void): void {
+  keys.command(name)
+    .description(description)
+    .requiredOption('--data <DIR>', 'data directory')
+    .argument('<KEY>', 'the API key')
+    .action((key: string, flags: { data: string }, cmd: Command) => {
+      const keyHash = keyHashArg(cmd, key);
+      const store = openExisting(cmd, flags.data);
+      try {
+        action(store, keyHash, cmd);
+      } finally {
+        store.close();
+      }
+    });
+}
+
 function keyHashArg(cmd: Command, key: string): Buffer {
   const canonical = canonicalKey(key);
   if (canonical === undefined) fail(cmd, `KEY must be ${LIMITS.apiKeyCharsMin} to ${LIMITS.apiKeyCharsMax} hex digits or dashes`);
@@ -197,73 +215,43 @@ export function registerKeysCommand(program: Command): void {
       }
     });
 
-  keys.command('show')
-    .description('show a key\'s licence and current usage')
-    .requiredOption('--data <DIR>', 'data directory')
-    .argument('<KEY>', 'the API key')
-    .action((key: string, flags: { data: string }, cmd: Command) => {
-      const keyHash = keyHashArg(cmd, key);
-      const store = openExisting(cmd, flags.data);
-      try {
-        const record = store.record(keyHash);
-        if (record === undefined) fail(cmd, 'no such key');
-        const { licence: l, usage: u } = record;
-        const now = Date.now() / 1000;
-        const lines: Array<[string, string]> = [
-          ['fingerprint', l.fingerprint],
-          ['status', statusText(l, now)],
-          ['created', when(l.created)],
-          ['quota', quotaText(l)],
-          ['expires', when(l.expires)],
-          ['results_max', String(l.resultsMax)],
-          ['offset_max', l.offsetMax === undefined ? 'none (offsets refused)' : String(l.offsetMax)],
-          ['burst', l.burstSize === undefined ? 'none' : `${l.burstSize} per ${l.burstWindowSec} s (lookup/summarize)`],
-          ['max_concurrent', l.maxConcurrent === undefined ? 'none' : `${l.maxConcurrent} per server process`],
-          ['time_fence_after', fenceText(l.timeFenceAfter)],
-          ['time_fence_before', fenceText(l.timeFenceBefore)],
-          ['private', l.private ? 'yes' : 'no'],
-          ['allow_cidr', l.allowCidrs.length === 0 ? 'any' : l.allowCidrs.join(' ')],
-          ['v2', l.v2 ? 'yes' : 'no'],
-          ['used', usedText(l, u, now)],
-          ['total_used', String(u.totalUsed)],
-          ['last_used', when(u.lastUsed)],
-          ['rate_limit', JSON.stringify(rateLimitBody(l, u, now))],
-        ];
-        write(cmd, lines.map(([k, v]) => `${k}: ${v}\n`).join(''));
-      } finally {
-        store.close();
-      }
-    });
+  keyCommand(keys, 'show', 'show a key\'s licence and current usage', (store, keyHash, cmd) => {
+    const record = store.record(keyHash);
+    if (record === undefined) fail(cmd, 'no such key');
+    const { licence: l, usage: u } = record;
+    const now = Date.now() / 1000;
+    const lines: Array<[string, string]> = [
+      ['fingerprint', l.fingerprint],
+      ['status', statusText(l, now)],
+      ['created', when(l.created)],
+      ['quota', quotaText(l)],
+      ['expires', when(l.expires)],
+      ['results_max', String(l.resultsMax)],
+      ['offset_max', l.offsetMax === undefined ? 'none (offsets refused)' : String(l.offsetMax)],
+      ['burst', l.burstSize === undefined ? 'none' : `${l.burstSize} per ${l.burstWindowSec} s (lookup/summarize)`],
+      ['max_concurrent', l.maxConcurrent === undefined ? 'none' : `${l.maxConcurrent} per server process`],
+      ['time_fence_after', fenceText(l.timeFenceAfter)],
+      ['time_fence_before', fenceText(l.timeFenceBefore)],
+      ['private', l.private ? 'yes' : 'no'],
+      ['allow_cidr', l.allowCidrs.length === 0 ? 'any' : l.allowCidrs.join(' ')],
+      ['v2', l.v2 ? 'yes' : 'no'],
+      ['used', usedText(l, u, now)],
+      ['total_used', String(u.totalUsed)],
+      ['last_used', when(u.lastUsed)],
+      ['rate_limit', JSON.stringify(rateLimitBody(l, u, now))],
+    ];
+    write(cmd, lines.map(([k, v]) => `${k}: ${v}\n`).join(''));
+  });
 
-  keys.command('revoke')
-    .description('revoke a key (403 from then on; running servers notice within a second)')
-    .requiredOption('--data <DIR>', 'data directory')
-    .argument('<KEY>', 'the API key')
-    .action((key: string, flags: { data: string }, cmd: Command) => {
-      const keyHash = keyHashArg(cmd, key);
-      const store = openExisting(cmd, flags.data);
-      try {
-        const record = store.record(keyHash);
-        if (record === undefined || !store.revoke(keyHash, Date.now() / 1000)) fail(cmd, 'no such key');
-        write(cmd, `revoked ${record.licence.fingerprint}\n`);
-      } finally {
-        store.close();
-      }
-    });
+  keyCommand(keys, 'revoke', 'revoke a key (403 from then on; running servers notice within a second)', (store, keyHash, cmd) => {
+    const record = store.record(keyHash);
+    if (record === undefined || !store.revoke(keyHash, Date.now() / 1000)) fail(cmd, 'no such key');
+    write(cmd, `revoked ${record.licence.fingerprint}\n`);
+  });
 
-  keys.command('reset')
-    .description('reset a key\'s usage counters (refills a block, clears the burst window)')
-    .requiredOption('--data <DIR>', 'data directory')
-    .argument('<KEY>', 'the API key')
-    .action((key: string, flags: { data: string }, cmd: Command) => {
-      const keyHash = keyHashArg(cmd, key);
-      const store = openExisting(cmd, flags.data);
-      try {
-        const record = store.record(keyHash);
-        if (record === undefined || !store.resetUsage(keyHash)) fail(cmd, 'no such key');
-        write(cmd, `reset usage of ${record.licence.fingerprint}\n`);
-      } finally {
-        store.close();
-      }
-    });
+  keyCommand(keys, 'reset', 'reset a key\'s usage counters (refills a block, clears the burst window)', (store, keyHash, cmd) => {
+    const record = store.record(keyHash);
+    if (record === undefined || !store.resetUsage(keyHash)) fail(cmd, 'no such key');
+    write(cmd, `reset usage of ${record.licence.fingerprint}\n`);
+  });
 }
