@@ -160,7 +160,9 @@ export class AccessGate {
   /**
    * Authorise and charge one request; see the module comment for the
    * rejections. `check` sees the key's limits before anything is charged, so
-   * a request the key's licence refuses (416) costs no quota.
+   * a request the key's licence refuses (416) costs no quota; it runs for
+   * every endpoint but rate_limit whenever admit resolves (the front end
+   * keeps what it computes).
    */
   async admit(apiKey: string | undefined, clientIp: ClientIp, endpoint: Endpoint,
     check?: (limits: KeyLimits) => unknown): Promise<Grant> {

@@ -120,11 +120,13 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     if (!q) throw new ApiError('UNPARSABLE_REQUEST');
     const now = Math.floor(Date.now() / 1000);
     const fq = parseFlexQuery(segments, q, now);
-    // applyKey refuses offsets the key does not allow (416) before the charge, and again after for its result.
-    const grant = await gate.admit(x.apiKey, x.ip, 'flex', (limits) => applyKey(fq, limits));
+    // applyKey runs as admit's check, before the charge, so that an offset
+    // the key does not allow (416) costs no quota; admit runs it for every search.
+    let applied: ReturnType<typeof applyKey> | undefined;
+    const grant = await gate.admit(x.apiKey, x.ip, 'flex', (limits) => { applied = applyKey(fq, limits); });
     try {
       if (x.aborted) return;
-      const eff = applyKey(fq, grant.limits);
+      const eff = applied!;
       const current = shards.current();
       const patterns = compileFlex(fq);
       const plan = planFlex(fq, patterns, eff.fence, current.shards, pool.threads);
@@ -157,10 +159,11 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     if (!q) throw new ApiError('UNPARSABLE_REQUEST');
     const now = Math.floor(Date.now() / 1000);
     const lq = parseLookupQuery(segments, q, now);
-    const grant = await gate.admit(x.apiKey, x.ip, lq.summarize ? 'summarize' : 'lookup', (limits) => applyKey(lq, limits));
+    let applied: ReturnType<typeof applyKey> | undefined;
+    const grant = await gate.admit(x.apiKey, x.ip, lq.summarize ? 'summarize' : 'lookup', (limits) => { applied = applyKey(lq, limits); });
     try {
       if (x.aborted) return;
-      const eff = applyKey(lq, grant.limits);
+      const eff = applied!;
       if (inFlight >= LIMITS.searchesInFlightMax) throw new ApiError('OVERLOADED');
       const w = new SafWriter(x.res, keepAliveMs);
       x.writer = w;
