@@ -9,13 +9,10 @@
 // for a run that spills several shards. The caller publishes every range's
 // shards in its one manifest swap, or deletes them all.
 
-import path from 'node:path';
-import { Piscina } from 'piscina';
-import { LIMITS } from '../config/limits.js';
-import { DIST_ROOT } from '../config/paths.js';
 import { IngestError } from '../errors/catalogue.js';
 import { splitLines, type ByteRange } from './ndjson.js';
 import type { WrittenShard } from './run.js';
+import { runOnThreads } from './threads.js';
 
 /** One range's work, sent to workers/ingest.ts. */
 export interface RangeTask {
@@ -80,20 +77,13 @@ export async function ingestNdjsonParallel(file: string, opts: ParallelOptions):
   const rejected = new SharedArrayBuffer(4);
   const progress = new SharedArrayBuffer(8 * ranges.length);
   const read = new Float64Array(progress);
-  const pool = new Piscina({
-    filename: path.join(DIST_ROOT, 'workers', 'ingest.js'),
-    minThreads: 0,
-    maxThreads: ranges.length,
-    maxQueue: ranges.length,
-    concurrentTasksPerWorker: 1,
-  });
   const timer = setInterval(() => opts.onProgress?.(read.reduce((a, b) => a + b, 0)), 200);
   try {
     const memoryRrsets = Math.max(1, Math.floor(opts.memoryRrsets / ranges.length));
-    const settled = await Promise.allSettled(ranges.map((range, index) => pool.run({
+    const settled = await runOnThreads<RangeTask, RangeResult>('ingest', ranges.map((range, index) => ({
       file, range, dataDir: opts.dataDir, label: opts.label, now: opts.now, memoryRrsets, maxErrors: opts.maxErrors,
       rejected, progress, index,
-    } satisfies RangeTask) as Promise<RangeResult>));
+    })));
     const results = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
     const written = results.flatMap((r) => r.written);
     const crashed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
@@ -113,11 +103,5 @@ export async function ingestNdjsonParallel(file: string, opts: ParallelOptions):
     };
   } finally {
     clearInterval(timer);
-    await pool.destroy();
   }
-}
-
-/** Ingest threads by default: one per core, within LIMITS. */
-export function defaultIngestThreads(cores: number): number {
-  return Math.max(1, Math.min(cores, LIMITS.ingestThreadsMax));
 }

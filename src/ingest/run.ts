@@ -10,7 +10,6 @@
 
 import { open, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { availableParallelism } from 'node:os';
 import { mkdirSync } from 'node:fs';
 import { LIMITS } from '../config/limits.js';
 import { buildShardBody, writeShardFile } from '../shard/shard-writer.js';
@@ -22,7 +21,8 @@ import { zoneObservations } from './zone.js';
 import { pcapObservations } from './pcap.js';
 import { dnstapObservations } from './dnstap.js';
 import { ndjsonObservations } from './ndjson.js';
-import { defaultIngestThreads, ingestNdjsonParallel } from './parallel.js';
+import { ingestNdjsonParallel } from './parallel.js';
+import { threadsFor } from './threads.js';
 
 export type SourceFormat = 'zone' | 'pcap' | 'dnstap' | 'ndjson';
 export const SOURCE_FORMATS: readonly SourceFormat[] = ['zone', 'pcap', 'dnstap', 'ndjson'];
@@ -197,7 +197,7 @@ export async function ingestFiles(files: readonly string[], opts: IngestOptions)
           opts.onProgress?.(base + bytes, totalBytes);
         },
       };
-      const threads = opts.threads ?? defaultIngestThreads(availableParallelism());
+      const threads = threadsFor(opts.threads);
       if (format === 'ndjson' && threads > 1 && sizes[i]! >= (opts.parallelBytesMin ?? LIMITS.ndjsonParallelBytesMin)) {
         // The threads take the whole memory budget: write out what this one holds first.
         await spiller.spill();

@@ -11,12 +11,10 @@
 // swap removes exactly the shards that were merged.
 
 import path from 'node:path';
-import { availableParallelism } from 'node:os';
 import { rm } from 'node:fs/promises';
-import { Piscina } from 'piscina';
 import { LIMITS } from '../config/limits.js';
-import { DIST_ROOT } from '../config/paths.js';
 import { mergeInto, RrsetTable } from '../ingest/aggregate.js';
+import { runOnThreads, threadsFor } from '../ingest/threads.js';
 import type { Observation } from '../ingest/observation.js';
 import { readManifest, updateManifest, type ShardEntry } from './manifest.js';
 import { ShardReader } from './shard-reader.js';
@@ -74,7 +72,7 @@ export async function compact(dataDir: string, opts: CompactOptions = {}): Promi
   }
   const total = inputs.reduce((n, e) => n + e.rrsets, 0);
   const threads = total < (opts.parallelRrsetsMin ?? LIMITS.compactParallelRrsetsMin) ? 1
-    : Math.max(1, Math.min(opts.threads ?? availableParallelism(), LIMITS.ingestThreadsMax));
+    : threadsFor(opts.threads);
   const files = inputs.map((e) => e.file);
   const readers = files.map((f) => ShardReader.open(path.join(dataDir, f)));
   const shards = readers.map((r) => ({ name: r.name, buffer: r.buffer }));
@@ -84,20 +82,8 @@ export async function compact(dataDir: string, opts: CompactOptions = {}): Promi
     dataDir, shards, from: bounds[i], to, shardRrsetsMax: Math.max(1, Math.ceil(perShard / threads)), now,
     label: `compact ${inputs.length} shards`,
   }));
-  let settled: PromiseSettledResult<CompactRangeResult>[];
-  if (tasks.length === 1) {
-    settled = await Promise.allSettled([compactRange(tasks[0]!)]);
-  } else {
-    const pool = new Piscina({
-      filename: path.join(DIST_ROOT, 'workers', 'compact.js'),
-      minThreads: 0, maxThreads: tasks.length, maxQueue: tasks.length, concurrentTasksPerWorker: 1,
-    });
-    try {
-      settled = await Promise.allSettled(tasks.map((t) => pool.run(t) as Promise<CompactRangeResult>));
-    } finally {
-      await pool.destroy();
-    }
-  }
+  const settled = tasks.length === 1 ? await Promise.allSettled([compactRange(tasks[0]!)])
+    : await runOnThreads<CompactRange, CompactRangeResult>('compact', tasks);
   const results = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
   const written = results.flatMap((r) => r.written);
   const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');

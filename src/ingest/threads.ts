@@ -1,0 +1,28 @@
+// Threads for the data-building commands (parallel NDJSON ingest,
+// compaction): a pool made for one run, each task on its own thread, and
+// every task's outcome, so the caller can delete what succeeded tasks wrote
+// when another failed.
+
+import { availableParallelism } from 'node:os';
+import path from 'node:path';
+import { Piscina } from 'piscina';
+import { LIMITS } from '../config/limits.js';
+import { DIST_ROOT } from '../config/paths.js';
+
+/** Threads to use: `requested` (--workers) or one per core, within LIMITS. */
+export function threadsFor(requested?: number): number {
+  return Math.max(1, Math.min(requested ?? availableParallelism(), LIMITS.ingestThreadsMax));
+}
+
+/** Runs each task on its own thread of dist/workers/`worker`.js; settles when all have. */
+export async function runOnThreads<T, R>(worker: string, tasks: readonly T[]): Promise<PromiseSettledResult<R>[]> {
+  const pool = new Piscina({
+    filename: path.join(DIST_ROOT, 'workers', `${worker}.js`),
+    minThreads: 0, maxThreads: tasks.length, maxQueue: tasks.length, concurrentTasksPerWorker: 1,
+  });
+  try {
+    return await Promise.allSettled(tasks.map((t) => pool.run(t) as Promise<R>));
+  } finally {
+    await pool.destroy();
+  }
+}
