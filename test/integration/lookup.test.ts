@@ -1,5 +1,6 @@
 // Standard search over HTTP against a real server (issue 4), on real data:
 // Farsight's published DNSDB v2 example records and the 2024 root zone.
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FLEX_FIXTURE } from '../fixtures/flex-dataset.js';
@@ -125,6 +126,48 @@ describe.skipIf(!HAVE_REAL)('lookups on real data (DNSDB v2 examples, 2024 root 
     const lower = await get(server, '/pdns/v2/lookup/rdata/raw/000a0268710366736902696f00/MX', H());
     expect(lower.body).toBe(r.body);
     expect((await get(server, '/pdns/v2/lookup/rdata/raw/000A04657863680366736902696F00', H())).body).toBe(body(begin, none));
+  });
+
+  it('every record of the examples file answers the documented query its .tsv names', async () => {
+    // lines-to-query.tsv pairs each line of the NDJSON file with the title of
+    // the DNSDB example query it was published as an answer to. The request
+    // for each title is ours; the pairing is Farsight's. Records with one
+    // aggregation key meet in one RRset, so a line is found when an answer
+    // has its name, type and rdata, at least its count and times that cover it.
+    const requests: Record<string, string> = {
+      '1': '/lookup/rrset/name/www.farsightsecurity.com',
+      '2': '/lookup/rrset/name/*.farsightsecurity.com/NS/farsightsecurity.com',
+      '3': '/lookup/rdata/ip/104.244.13.104',
+      '5': '/lookup/rdata/ip/2620:11c:f004::104',
+      '6': '/lookup/rdata/ip/2620:11c:f000::,36',
+      '7': '/lookup/rdata/name/ns5.dnsmadeeasy.com',
+      '8': '/lookup/rdata/name/hq.fsi.io/MX',
+      // "last observed after July 11, 2016 with a limit of 100 results"
+      '9': '/lookup/rrset/name/*.farsightsecurity.com/NS/farsightsecurity.com?time_last_after=1468195200&limit=100',
+      '10': '/lookup/rrset/name/*.farsightsecurity.com/ANY-DNSSEC',
+    };
+    const records = readFileSync(path.join(REAL, 'json/dnsdb-v2-doc-examples.ndjson'), 'utf8').trimEnd().split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const pairs = readFileSync(path.join(REAL, 'json/dnsdb-v2-doc-examples.lines-to-query.tsv'), 'utf8').trimEnd().split('\n')
+      .map((l) => l.split('\t') as [string, string]);
+    expect(pairs).toHaveLength(records.length);
+    const asSet = (rdata: unknown) => [...(Array.isArray(rdata) ? rdata : [rdata])].map(String).sort();
+    for (const [line, title] of pairs) {
+      const number = /^(\d+)\. /.exec(title)![1]!;
+      const request = requests[number];
+      expect(request, `a request for "${title}"`).toBeDefined();
+      const rec = records[Number(line) - 1]!;
+      const r = await get(server, `/pdns/v2${request}`, H());
+      expect(r.status).toBe(200);
+      const found = objects(r.body).filter((o) =>
+        o['rrname'] === rec['rrname'] && o['rrtype'] === rec['rrtype'] &&
+        JSON.stringify(asSet(o['rdata'])) === JSON.stringify(asSet(rec['rdata'])) &&
+        (o['bailiwick'] === undefined || rec['bailiwick'] === undefined || o['bailiwick'] === rec['bailiwick']) &&
+        Number(o['count']) >= Number(rec['count']) &&
+        ['time', 'zone_time'].every((t) => rec[`${t}_first`] === undefined ||
+          (Number(o[`${t}_first`]) <= Number(rec[`${t}_first`]) && Number(o[`${t}_last`]) >= Number(rec[`${t}_last`]))));
+      expect(found, `line ${line} in the answer to ${request}`).toHaveLength(1);
+    }
   });
 
   it('root zone: a.root-servers.net A and AAAA with zone times from the SOA serial', async () => {
