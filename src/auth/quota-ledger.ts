@@ -19,9 +19,10 @@
 // at most that interval of these statistics, which nothing depends on.
 //
 // Contract: charge() resolves with the store's outcome once committed;
-// rejects with ApiError OVERLOADED (503) when too many charges are waiting or
-// another process held the store's write lock past its busy timeout, and
-// with the store's own error otherwise (a bug: the server answers 500).
+// rejects with ApiError OVERLOADED (503) when too many charges are waiting,
+// another process held the store's write lock past its busy timeout, or the
+// store's disk is full (SQLITE_FULL), and with the store's own error
+// otherwise (a bug: the server answers 500).
 
 import { LIMITS } from '../config/limits.js';
 import { ApiError } from '../errors/catalogue.js';
@@ -35,7 +36,13 @@ interface Settle {
 
 function storeFailure(err: unknown): unknown {
   const code = (err as { code?: unknown }).code;
-  return code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED' ? new ApiError('OVERLOADED', 'key store busy') : err;
+  if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') return new ApiError('OVERLOADED', 'key store busy');
+  // The key store's disk is full: the charge cannot be committed, and no
+  // request is answered before its charge is. That is no bug of ours (500)
+  // but a condition that passes: 503, which clients retry, costing the key
+  // nothing. The cause rides along so the server logs it for the operator.
+  if (code === 'SQLITE_FULL') return new ApiError('OVERLOADED', 'key store disk full', err);
+  return err;
 }
 
 export class QuotaLedger {

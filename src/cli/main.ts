@@ -8,7 +8,7 @@ import path from 'node:path';
 import { LIMITS } from '../config/limits.js';
 import { IngestError } from '../errors/catalogue.js';
 import { ingestFiles, ingestObservations, SOURCE_FORMATS, type SourceFormat } from '../ingest/run.js';
-import { compact } from '../shard/compactor.js';
+import { compact, type CompactSummary } from '../shard/compactor.js';
 import { readManifest } from '../shard/manifest.js';
 import { demoObservations } from '../demo/generate.js';
 import { addKey, hasKeys } from '../auth/access-gate.js';
@@ -109,7 +109,12 @@ export function buildProgram(): Command {
           process.exitCode = 2;
           return;
         }
-        throw err;
+        // Any other failure also publishes nothing (ingestFiles deletes what
+        // the run wrote): one line. A full disk reads "DIR: no space left on
+        // device (writing FILE)" (DiskFullError). Not matched by code: errors
+        // from the parallel ingest threads arrive as copies without one.
+        console.error(`rrscan ingest: ${err instanceof Error ? err.message : String(err)}; nothing was published`);
+        process.exitCode = 1;
       }
     });
 
@@ -138,7 +143,16 @@ export function buildProgram(): Command {
     .option('--workers <n>', 'threads, each merging a range of owner names (default: one per core)',
       integer('--workers', 1, LIMITS.ingestThreadsMax))
     .action(async (o: { data: string; workers?: number }) => {
-      const s = await compact(o.data, o.workers !== undefined ? { threads: o.workers } : {});
+      let s: CompactSummary;
+      try {
+        s = await compact(o.data, o.workers !== undefined ? { threads: o.workers } : {});
+      } catch (err) {
+        // compact() deletes the shards it wrote before it throws (a full disk
+        // among the reasons), so the live shards are as they were.
+        console.error(`rrscan compact: ${err instanceof Error ? err.message : String(err)}; the shards were left as they were`);
+        process.exitCode = 1;
+        return;
+      }
       console.log(`compact: ${s.inputShards} shard(s), ${s.rrsetsIn} RRsets in -> ${s.outputShards} shard(s), ` +
         `${s.rrsetsOut} RRsets, ${s.seconds.toFixed(2)} s`);
     });

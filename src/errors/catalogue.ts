@@ -53,9 +53,10 @@ export class ApiError extends Error {
   readonly code: ApiErrorCode;
   readonly status: number;
   readonly contentType: ContentKind;
-  constructor(code: ApiErrorCode, detail?: string) {
+  /** `cause`: what made the service refuse (e.g. the key store's full disk), for the log; never sent. */
+  constructor(code: ApiErrorCode, detail?: string, cause?: unknown) {
     const entry = API_ERRORS[code];
-    super(detail ? `${entry.text} (${detail})` : entry.text);
+    super(detail ? `${entry.text} (${detail})` : entry.text, cause === undefined ? undefined : { cause });
     this.name = 'ApiError';
     this.code = code;
     this.status = entry.status;
@@ -98,6 +99,30 @@ export class IngestError extends Error {
     this.where = where;
     this.reason = reason;
   }
+}
+
+/**
+ * A write to the data directory that the file system refused for want of
+ * space: ENOSPC, or EDQUOT (the user's disk quota is used up). The message
+ * names the directory and what was being written, so the operator knows
+ * which disk to free. Ingest and compaction delete what they wrote before
+ * they report it, so it always means "nothing was published". Carries
+ * `code` so it can be matched without instanceof.
+ */
+export class DiskFullError extends Error {
+  readonly code = 'DISK_FULL';
+  readonly dir: string;
+  constructor(dir: string, writing: string, cause: unknown) {
+    super(`${dir}: no space left on device (writing ${writing})`, { cause });
+    this.name = 'DiskFullError';
+    this.dir = dir;
+  }
+}
+
+/** `err` as a DiskFullError when the file system said ENOSPC or EDQUOT; any other error unchanged. */
+export function asDiskFull(err: unknown, dir: string, writing: string): unknown {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === 'ENOSPC' || code === 'EDQUOT' ? new DiskFullError(dir, writing, err) : err;
 }
 
 /** A DNS name or rdata that cannot be encoded or decoded. Callers wrap it in an IngestError with the place. */

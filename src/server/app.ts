@@ -244,6 +244,11 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         return;
       }
       if (isApiError(err)) {
+        // A refusal the environment caused (the key store's disk is full)
+        // is the operator's to fix: the client gets the catalogue text, the
+        // log gets why.
+        const cause = (err as { cause?: unknown }).cause;
+        if (cause !== undefined) log.warn({ err: cause, code: err.code }, 'request refused');
         sendError(x, err.code);
         return;
       }

@@ -12,6 +12,7 @@
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, writeSync } from 'node:fs';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
+import { asDiskFull } from '../errors/catalogue.js';
 import { SHARD_FILE_SUFFIX } from './format.js';
 import { syncDir } from './shard-writer.js';
 
@@ -65,7 +66,16 @@ async function acquireLock(dataDir: string): Promise<() => void> {
   for (;;) {
     try {
       const fd = openSync(lock, 'wx');
-      writeSync(fd, String(process.pid));
+      try {
+        writeSync(fd, String(process.pid));
+      } catch (err) {
+        // An empty lock names no holder, so no later writer could ever take
+        // it over: each would wait lockWaitMs and fail until an operator
+        // deleted it. A full disk leaves no room for the pid, so take it back.
+        closeSync(fd);
+        rmSync(lock, { force: true });
+        throw asDiskFull(err, dataDir, LOCK_FILE);
+      }
       closeSync(fd);
       return () => rmSync(lock, { force: true });
     } catch (err) {
@@ -93,15 +103,23 @@ export async function updateManifest(dataDir: string, change: (m: Manifest) => S
     const shards = change(before);
     const next: Manifest = { version: MANIFEST_VERSION, generation: before.generation + 1, shards };
     const file = path.join(dataDir, MANIFEST_FILE);
-    const tmp = `${file}.${process.pid}.tmp`;
-    const fh = await fsp.open(tmp, 'w');
+    // Dot-prefixed like a shard's temp file, so orphanFiles() knows it too.
+    const tmp = path.join(dataDir, `.${MANIFEST_FILE}.${process.pid}.tmp`);
     try {
-      await fh.writeFile(JSON.stringify(next, null, 2) + '\n');
-      await fh.sync();
-    } finally {
-      await fh.close();
+      const fh = await fsp.open(tmp, 'w');
+      try {
+        await fh.writeFile(JSON.stringify(next, null, 2) + '\n');
+        await fh.sync();
+      } finally {
+        await fh.close();
+      }
+      await fsp.rename(tmp, file);
+    } catch (err) {
+      // The old manifest is still the live one; a temp file left here (a
+      // full disk fails the write) would never be deleted by anything.
+      await fsp.rm(tmp, { force: true });
+      throw asDiskFull(err, dataDir, MANIFEST_FILE);
     }
-    await fsp.rename(tmp, file);
     await syncDir(dataDir);
     const live = new Set(shards.map((s) => s.file));
     for (const old of before.shards) {

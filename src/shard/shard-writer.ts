@@ -25,6 +25,7 @@ import { RR, isFlexRdataType } from '../dns/rrtype.js';
 import { Column, minNonZero, type RrsetTable } from '../ingest/aggregate.js';
 import { buildTrigramIndex, type TrigramIndexParts } from '../scan/trigram-index.js';
 import { LIMITS } from '../config/limits.js';
+import { asDiskFull } from '../errors/catalogue.js';
 import { encodeHeader, SHARD_FILE_SUFFIX, SHARD_FORMAT_VERSION } from './format.js';
 import {
   Blob, FlexNames, FlexRdata, Rdata as FbRdata, RdataIndex, Rrsets, Shard, TrigramIndex,
@@ -485,18 +486,21 @@ export async function writeShardFile(dir: string, body: Uint8Array, createdAt: n
   const name = `${createdAt.toString().padStart(10, '0')}-${randomBytes(6).toString('hex')}${SHARD_FILE_SUFFIX}`;
   const final = path.join(dir, name);
   const tmp = path.join(dir, `.${name}.tmp`);
-  const fh = await fsp.open(tmp, 'wx');
+  const fh = await fsp.open(tmp, 'wx').catch((err: unknown) => { throw asDiskFull(err, dir, `shard ${name}`); });
   try {
-    await fh.writev([encodeHeader(body), body]);
-    await fh.sync();
+    try {
+      await writeFully(fh, [encodeHeader(body), body]);
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    await fsp.rename(tmp, final);
   } catch (err) {
-    await fh.close().catch(() => undefined);
+    // Whatever failed (most often a full disk), the temp file must go: no
+    // manifest will ever list it, so nothing else would delete it.
     await fsp.rm(tmp, { force: true });
-    throw err;
-  } finally {
-    await fh.close().catch(() => undefined);
+    throw asDiskFull(err, dir, `shard ${name}`);
   }
-  await fsp.rename(tmp, final);
   await syncDir(dir);
   // Read back through the same path a server takes: refuse to publish a shard it would refuse.
   try {
@@ -506,6 +510,29 @@ export async function writeShardFile(dir: string, body: Uint8Array, createdAt: n
     throw err;
   }
   return name;
+}
+
+/**
+ * Writes every byte of `chunks` or throws why not. writev() alone is not
+ * enough: libuv stops at the first failed write and reports the bytes
+ * written before it, so a disk that fills up part-way shows up as a short
+ * count and no error (the shard was then renamed truncated and refused as
+ * "corrupt"). Writing the rest again gets the file system's reason (ENOSPC).
+ */
+async function writeFully(fh: fsp.FileHandle, chunks: readonly Uint8Array[]): Promise<void> {
+  const total = chunks.reduce((n, c) => n + c.byteLength, 0);
+  let done = (await fh.writev([...chunks])).bytesWritten;
+  let at = 0;
+  for (const chunk of chunks) {
+    const end = at + chunk.byteLength;
+    while (done < end) {
+      const { bytesWritten } = await fh.write(chunk, done - at, end - done);
+      assert.ok(bytesWritten > 0, 'write() wrote nothing and reported no error');
+      done += bytesWritten;
+    }
+    at = end;
+  }
+  assert.ok(done === total);
 }
 
 export async function syncDir(dir: string): Promise<void> {

@@ -51,8 +51,19 @@ export interface CliResult {
   stderr: string;
 }
 
-export function cli(args: string[], env: Record<string, string> = {}): CliResult {
-  const r = spawnSync(process.execPath, [BIN, ...args], {
+/**
+ * `rrscan ARGS` as a command line: prefixed, when given, by another command
+ * that runs it (full-disk.test.ts runs it inside a mount namespace with
+ * `nsenter -t PID -m`).
+ */
+function rrscanCommand(args: string[], prefix: readonly string[]): [string, string[]] {
+  const argv = [process.execPath, BIN, ...args];
+  return prefix.length > 0 ? [prefix[0]!, [...prefix.slice(1), ...argv]] : [argv[0]!, argv.slice(1)];
+}
+
+export function cli(args: string[], env: Record<string, string> = {}, prefix: readonly string[] = []): CliResult {
+  const [file, argv] = rrscanCommand(args, prefix);
+  const r = spawnSync(file, argv, {
     encoding: 'utf8', env: { ...process.env, ...env }, maxBuffer: 64 << 20, timeout: 300_000,
   });
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
@@ -85,8 +96,10 @@ export interface Server {
   close(): Promise<void>;
 }
 
-export async function startServer(dataDir: string, extra: string[] = [], env: Record<string, string> = {}): Promise<Server> {
-  const proc = spawn(process.execPath, [BIN, 'serve', '--data', dataDir, '--port', '0', ...extra], {
+export async function startServer(dataDir: string, extra: string[] = [], env: Record<string, string> = {},
+  prefix: readonly string[] = []): Promise<Server> {
+  const [file, argv] = rrscanCommand(['serve', '--data', dataDir, '--port', '0', ...extra], prefix);
+  const proc = spawn(file, argv, {
     env: { ...process.env, RRSCAN_LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
