@@ -9,11 +9,10 @@
 // lists are deleted only after the swap; servers that still map them keep
 // reading the unlinked pages until they reload.
 
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { asDiskFull } from '../errors/catalogue.js';
-import { SHARD_FILE_SUFFIX } from './format.js';
 import { syncDir } from './shard-writer.js';
 
 export const MANIFEST_FILE = 'manifest.json';
@@ -22,6 +21,8 @@ const MANIFEST_VERSION = 1;
 /** How long a writer waits for the lock before giving up. */
 const lockWaitMs = 60_000;
 const lockPollMs = 50;
+/** An empty lock older than this was left by a writer that died before writing its pid. */
+const lockEmptyStaleMs = 10_000;
 
 export interface ShardEntry {
   file: string;
@@ -51,6 +52,24 @@ export function readManifest(dataDir: string): Manifest {
   return parsed;
 }
 
+function readIfExists(file: string): string | undefined {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+/** The lock's modification time; 0 when it is gone (so the caller retries at once). */
+function mtimeMs(file: string): number {
+  try {
+    return statSync(file).mtimeMs;
+  } catch {
+    return 0;
+  }
+}
+
 function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -69,9 +88,9 @@ async function acquireLock(dataDir: string): Promise<() => void> {
       try {
         writeSync(fd, String(process.pid));
       } catch (err) {
-        // An empty lock names no holder, so no later writer could ever take
-        // it over: each would wait lockWaitMs and fail until an operator
-        // deleted it. A full disk leaves no room for the pid, so take it back.
+        // An empty lock names no holder: every later writer would wait
+        // lockEmptyStaleMs before taking it over. A full disk leaves no room
+        // for the pid, so take it back now.
         closeSync(fd);
         rmSync(lock, { force: true });
         throw asDiskFull(err, dataDir, LOCK_FILE);
@@ -80,8 +99,14 @@ async function acquireLock(dataDir: string): Promise<() => void> {
       return () => rmSync(lock, { force: true });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const holder = Number(readFileSync(lock, 'utf8').trim() || '0');
-      if (holder > 0 && !pidAlive(holder)) {
+      const text = readIfExists(lock);
+      if (text === undefined) continue; // released between our open and this read
+      const holder = Number(text.trim() || '0');
+      // A holder that died leaves its lock behind. So does one killed
+      // between creating the lock and writing its pid (a lock that stays
+      // empty, when a pid takes microseconds to appear).
+      const emptyAndOld = holder === 0 && Date.now() - mtimeMs(lock) > lockEmptyStaleMs;
+      if ((holder > 0 && !pidAlive(holder)) || emptyAndOld) {
         rmSync(lock, { force: true });
         continue;
       }
@@ -103,7 +128,7 @@ export async function updateManifest(dataDir: string, change: (m: Manifest) => S
     const shards = change(before);
     const next: Manifest = { version: MANIFEST_VERSION, generation: before.generation + 1, shards };
     const file = path.join(dataDir, MANIFEST_FILE);
-    // Dot-prefixed like a shard's temp file, so orphanFiles() knows it too.
+    // Dot-prefixed like a shard's temp file: one pattern for every temp file.
     const tmp = path.join(dataDir, `.${MANIFEST_FILE}.${process.pid}.tmp`);
     try {
       const fh = await fsp.open(tmp, 'w');
@@ -120,20 +145,28 @@ export async function updateManifest(dataDir: string, change: (m: Manifest) => S
       await fsp.rm(tmp, { force: true });
       throw asDiskFull(err, dataDir, MANIFEST_FILE);
     }
-    await syncDir(dataDir);
+    // Published: every reader now sees `next`. Nothing from here on may
+    // throw, because callers take a throw for "not published" and delete the
+    // new shards, which the live manifest lists. A failed directory fsync
+    // means a power cut could still bring the old manifest back, so its
+    // shards are then kept; a shard that cannot be deleted is only disk space.
+    try {
+      await syncDir(dataDir);
+    } catch (err) {
+      process.emitWarning(`${dataDir}: published manifest generation ${next.generation}, but the directory fsync failed ` +
+        `(${(err as Error).message}); the shards it replaced are kept`, { code: 'RRSCAN_MANIFEST_NOT_SYNCED' });
+      return next;
+    }
     const live = new Set(shards.map((s) => s.file));
     for (const old of before.shards) {
-      if (!live.has(old.file)) await fsp.rm(path.join(dataDir, old.file), { force: true });
+      if (live.has(old.file)) continue;
+      await fsp.rm(path.join(dataDir, old.file), { force: true }).catch((err: unknown) => {
+        process.emitWarning(`${dataDir}: could not delete replaced shard ${old.file} (${(err as Error).message})`,
+          { code: 'RRSCAN_SHARD_NOT_DELETED' });
+      });
     }
     return next;
   } finally {
     release();
   }
-}
-
-/** Shard files and temp files no manifest lists (left by a crash mid-ingest); safe to delete under the lock. */
-export function orphanFiles(dataDir: string, m: Manifest): string[] {
-  const live = new Set(m.shards.map((s) => s.file));
-  return readdirSync(dataDir).filter((f) =>
-    (f.endsWith(SHARD_FILE_SUFFIX) && !live.has(f)) || (f.startsWith('.') && f.endsWith('.tmp')));
 }
