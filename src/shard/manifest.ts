@@ -7,9 +7,11 @@
 // exclusive lock file so two runs cannot drop each other's shards; a lock
 // left by a dead process is taken over. Shard files a manifest no longer
 // lists are deleted only after the swap; servers that still map them keep
-// reading the unlinked pages until they reload.
+// reading the unlinked pages until they reload. Files a run that died left
+// behind (its written but unpublished shards, its temp files) are deleted
+// at the next swap: their names carry the dead writer's pid.
 
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, statSync, writeSync } from 'node:fs';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { asDiskFull } from '../errors/catalogue.js';
@@ -158,15 +160,34 @@ export async function updateManifest(dataDir: string, change: (m: Manifest) => S
       return next;
     }
     const live = new Set(shards.map((s) => s.file));
-    for (const old of before.shards) {
-      if (live.has(old.file)) continue;
-      await fsp.rm(path.join(dataDir, old.file), { force: true }).catch((err: unknown) => {
-        process.emitWarning(`${dataDir}: could not delete replaced shard ${old.file} (${(err as Error).message})`,
-          { code: 'RRSCAN_SHARD_NOT_DELETED' });
+    const gone = [...before.shards.map((s) => s.file).filter((f) => !live.has(f)), ...orphans(dataDir, live)];
+    for (const file of gone) {
+      await fsp.rm(path.join(dataDir, file), { force: true }).catch((err: unknown) => {
+        process.emitWarning(`${dataDir}: could not delete ${file} (${(err as Error).message})`, { code: 'RRSCAN_SHARD_NOT_DELETED' });
       });
     }
     return next;
   } finally {
     release();
   }
+}
+
+// Names that carry their writer's pid: a shard (shard-writer.ts), its temp
+// file, and the manifest's temp file.
+const PID_NAMED = /^(?:\.?\d{10}-(\d+)-[0-9a-f]{12}\.rrs(?:\.tmp)?|\.manifest\.json\.(\d+)\.tmp)$/;
+
+/**
+ * Files of `dataDir` that a dead process left: pid-named, not listed live,
+ * and their writer gone. Called under the lock. A running ingest's shards
+ * (written, published only at its end) carry a live pid and are kept; so is
+ * anything whose pid is now another process's (rare, and only disk space).
+ */
+function orphans(dataDir: string, live: ReadonlySet<string>): string[] {
+  return readdirSync(dataDir).filter((f) => {
+    if (live.has(f)) return false;
+    const m = PID_NAMED.exec(f);
+    if (m === null) return false;
+    const pid = Number(m[1] ?? m[2]);
+    return pid !== process.pid && !pidAlive(pid);
+  });
 }

@@ -483,7 +483,10 @@ export function buildShardBody(table: RrsetTable, source: string, createdAt: num
  * the caller swaps it into the manifest.
  */
 export async function writeShardFile(dir: string, body: Uint8Array, createdAt: number): Promise<string> {
-  const name = `${createdAt.toString().padStart(10, '0')}-${randomBytes(6).toString('hex')}${SHARD_FILE_SUFFIX}`;
+  // The writer's pid in the name lets a later run tell the shards of a run
+  // that died unpublished from those of one still running (manifest.ts,
+  // removeOrphans); it is only a name, and stays once published.
+  const name = `${createdAt.toString().padStart(10, '0')}-${process.pid}-${randomBytes(6).toString('hex')}${SHARD_FILE_SUFFIX}`;
   const final = path.join(dir, name);
   const tmp = path.join(dir, `.${name}.tmp`);
   const fh = await fsp.open(tmp, 'wx').catch((err: unknown) => { throw asDiskFull(err, dir, `shard ${name}`); });

@@ -174,7 +174,7 @@ interface Shortage {
   writing: RegExp;
 }
 const SHORTAGES: Shortage[] = [
-  { what: 'no room for the new shard (the write stops part-way)', pages: () => 16, writing: /shard \d{10}-[0-9a-f]{12}\.rrs/ },
+  { what: 'no room for the new shard (the write stops part-way)', pages: () => 16, writing: /shard \d{10}-\d+-[0-9a-f]{12}\.rrs/ },
   { what: 'room for the shard, none for the manifest lock', pages: (s) => s, writing: /manifest\.lock/ },
   { what: 'room for the shard and the lock, none for the new manifest', pages: (s) => s + 1, writing: /manifest\.json/ },
 ];

@@ -1,6 +1,6 @@
 // The manifest swap's lock and its promise that a published manifest is
 // never undone by what fails after it (src/shard/manifest.ts).
-import { mkdirSync, readFileSync, existsSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, existsSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readManifest, updateManifest, type ShardEntry } from '../../../src/shard/manifest.js';
@@ -58,7 +58,31 @@ describe('after the swap', () => {
     }
     expect(JSON.parse(readFileSync(path.join(dir, 'manifest.json'), 'utf8')).shards.map((s: ShardEntry) => s.file)).toEqual(['new.rrs']);
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatch(/^RRSCAN_SHARD_NOT_DELETED: .*could not delete replaced shard old\.rrs/);
+    expect(warnings[0]).toMatch(/^RRSCAN_SHARD_NOT_DELETED: .*could not delete old\.rrs/);
     expect(existsSync(path.join(dir, 'manifest.lock'))).toBe(false);
+  });
+});
+
+describe('what a dead run left behind', () => {
+  it('is deleted at the next swap: pid-named files of dead writers only', async () => {
+    const dir = temp.fresh();
+    mkdirSync(dir, { recursive: true });
+    const dead = 2147483646; // no such process
+    const files = {
+      deadShard: `1700000000-${dead}-0123456789ab.rrs`,
+      deadTemp: `.1700000000-${dead}-0123456789ab.rrs.tmp`,
+      deadManifestTemp: `.manifest.json.${dead}.tmp`,
+      // A run still going: its spilled shards wait for its own publish.
+      runningShard: `1700000000-${process.ppid}-0123456789ab.rrs`,
+      ownShard: `1700000000-${process.pid}-0123456789ab.rrs`,
+      // Names this rule does not know are never touched.
+      legacyShard: '1700000000-0123456789ab.rrs',
+      other: 'notes.txt',
+    };
+    for (const f of Object.values(files)) writeFileSync(path.join(dir, f), 'x');
+    await updateManifest(dir, () => [entry('kept.rrs')]);
+    expect(readdirSync(dir).sort()).toEqual([
+      files.runningShard, files.ownShard, files.legacyShard, 'manifest.json', files.other,
+    ].sort());
   });
 });
