@@ -14,7 +14,7 @@ import { ShardSpiller } from '../src/ingest/run.js';
 const CHECK_EVERY = 4096;
 
 export default async function ingestRange(t: RangeTask): Promise<RangeResult> {
-  const spiller = new ShardSpiller(t.dataDir, t.label, t.now, t.memoryRrsets);
+  const spiller = new ShardSpiller(t.dataDir, t.label, t.now, t.memoryRrsets, t.writer);
   const rejected = new Int32Array(t.rejected);
   const progress = new Float64Array(t.progress);
   const rejects: BadLine[] = [];

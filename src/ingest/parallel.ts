@@ -22,6 +22,8 @@ export interface RangeTask {
   label: string;
   now: number;
   memoryRrsets: number;
+  /** The run's WriterLock id (file-lock.ts), held by the calling thread. */
+  writer: string;
   /** Bad lines the whole file may skip; the count is shared by every range. */
   maxErrors: number;
   /** Int32Array[1]: bad lines so far, over all ranges. */
@@ -65,6 +67,7 @@ export interface ParallelOptions {
   label: string;
   now: number;
   memoryRrsets: number;
+  writer: string;
   maxErrors: number;
   onProgress?: (bytes: number) => void;
   onReject?: (err: IngestError) => void;
@@ -81,7 +84,7 @@ export async function ingestNdjsonParallel(file: string, opts: ParallelOptions):
   try {
     const memoryRrsets = Math.max(1, Math.floor(opts.memoryRrsets / ranges.length));
     const settled = await runOnThreads<RangeTask, RangeResult>('ingest', ranges.map((range, index) => ({
-      file, range, dataDir: opts.dataDir, label: opts.label, now: opts.now, memoryRrsets, maxErrors: opts.maxErrors,
+      file, range, dataDir: opts.dataDir, label: opts.label, now: opts.now, memoryRrsets, writer: opts.writer, maxErrors: opts.maxErrors,
       rejected, progress, index,
     })));
     const results = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));

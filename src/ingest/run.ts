@@ -15,6 +15,7 @@ import { LIMITS } from '../config/limits.js';
 import { buildShardBody, writeShardFile } from '../shard/shard-writer.js';
 import { SHARD_HEADER_BYTES } from '../shard/format.js';
 import { updateManifest, type ShardEntry } from '../shard/manifest.js';
+import { WriterLock } from '../shard/file-lock.js';
 import { RrsetTable } from './aggregate.js';
 import type { IngestContext, Observation } from './observation.js';
 import { zoneObservations } from './zone.js';
@@ -112,8 +113,9 @@ export class ShardSpiller {
   /** Observations added, before aggregation, over every table of the run. */
   observations = 0;
 
+  /** `writer`: the run's WriterLock id (file-lock.ts), taken by the thread that publishes. */
   constructor(private readonly dataDir: string, private readonly label: string, private readonly now: number,
-    readonly memoryRrsets: number) {
+    readonly memoryRrsets: number, readonly writer: string) {
     mkdirSync(dataDir, { recursive: true });
   }
 
@@ -128,7 +130,7 @@ export class ShardSpiller {
     if (this.table.size === 0) return;
     const { body, stats } = buildShardBody(this.table, this.label, this.now);
     this.table = new RrsetTable();
-    const file = await writeShardFile(this.dataDir, body, this.now);
+    const file = await writeShardFile(this.dataDir, body, this.now, this.writer);
     this.written.push({ file, rrsets: stats.rrsets, bytes: body.byteLength + SHARD_HEADER_BYTES });
     this.rrsets += stats.rrsets;
   }
@@ -174,8 +176,9 @@ export async function ingestFiles(files: readonly string[], opts: IngestOptions)
   const started = performance.now();
   const now = opts.now ?? Math.floor(Date.now() / 1000);
   const label = `ingest ${files.map((f) => path.basename(f)).join(' ')}`.slice(0, 1000);
+  const writer = WriterLock.acquire(opts.dataDir);
   const spiller = new ShardSpiller(opts.dataDir, label, now,
-    Math.min(opts.memoryRrsets ?? LIMITS.ingestRrsetsInMemoryMax, LIMITS.shardRrsetsMax));
+    Math.min(opts.memoryRrsets ?? LIMITS.ingestRrsetsInMemoryMax, LIMITS.shardRrsetsMax), writer.id);
   const sizes = await Promise.all(files.map(async (f) => (await stat(f)).size));
   const totalBytes = sizes.reduce((a, b) => a + b, 0);
   let doneBytes = 0;
@@ -202,7 +205,7 @@ export async function ingestFiles(files: readonly string[], opts: IngestOptions)
         // The threads take the whole memory budget: write out what this one holds first.
         await spiller.spill();
         const p = await ingestNdjsonParallel(file, {
-          threads, dataDir: opts.dataDir, label, now, memoryRrsets: spiller.memoryRrsets,
+          threads, dataDir: opts.dataDir, label, now, memoryRrsets: spiller.memoryRrsets, writer: spiller.writer,
           maxErrors: opts.maxErrors - rejected,
           onProgress: (bytes) => ctx.progress?.(bytes),
           ...(opts.onReject ? { onReject: opts.onReject } : {}),
@@ -220,6 +223,8 @@ export async function ingestFiles(files: readonly string[], opts: IngestOptions)
   } catch (err) {
     await spiller.abort();
     throw err;
+  } finally {
+    writer.release();
   }
   return {
     files: files.length, records: spiller.records, observations: spiller.observations, rrsets: spiller.rrsets,
@@ -231,7 +236,9 @@ export async function ingestFiles(files: readonly string[], opts: IngestOptions)
 export async function ingestObservations(source: Iterable<Observation>, dataDir: string, label: string,
   onProgress?: (observations: number) => void, now = Math.floor(Date.now() / 1000)): Promise<IngestSummary> {
   const started = performance.now();
-  const spiller = new ShardSpiller(dataDir, label, now, Math.min(LIMITS.ingestRrsetsInMemoryMax, LIMITS.shardRrsetsMax));
+  const writer = WriterLock.acquire(dataDir);
+  const spiller = new ShardSpiller(dataDir, label, now, Math.min(LIMITS.ingestRrsetsInMemoryMax, LIMITS.shardRrsetsMax),
+    writer.id);
   let shards: string[];
   try {
     let n = 0;
@@ -243,6 +250,8 @@ export async function ingestObservations(source: Iterable<Observation>, dataDir:
   } catch (err) {
     await spiller.abort();
     throw err;
+  } finally {
+    writer.release();
   }
   return { files: 0, records: spiller.records, observations: spiller.observations, rrsets: spiller.rrsets, rejected: 0,
     shards, seconds: (performance.now() - started) / 1000 };

@@ -17,6 +17,7 @@ import { mergeInto, RrsetTable } from '../ingest/aggregate.js';
 import { runOnThreads, threadsFor } from '../ingest/threads.js';
 import type { Observation } from '../ingest/observation.js';
 import { readManifest, updateManifest, type ShardEntry } from './manifest.js';
+import { WriterLock } from './file-lock.js';
 import { ShardReader } from './shard-reader.js';
 import { shardRrsets } from './shard-rrsets.js';
 import { mergeSorted } from '../search/merge.js';
@@ -54,6 +55,8 @@ export interface CompactRange {
   shardRrsetsMax: number;
   now: number;
   label: string;
+  /** The run's WriterLock id (file-lock.ts). */
+  writer: string;
 }
 
 export interface CompactRangeResult {
@@ -77,24 +80,31 @@ export async function compact(dataDir: string, opts: CompactOptions = {}): Promi
   const readers = files.map((f) => ShardReader.open(path.join(dataDir, f)));
   const shards = readers.map((r) => ({ name: r.name, buffer: r.buffer }));
   const bounds = splitOwners(readers, threads);
-  // Threads share the output budget, so peak memory is that of one thread.
-  const tasks = bounds.slice(1).map((to, i): CompactRange => ({
-    dataDir, shards, from: bounds[i], to, shardRrsetsMax: Math.max(1, Math.ceil(perShard / threads)), now,
-    label: `compact ${inputs.length} shards`,
-  }));
-  const settled = tasks.length === 1 ? await Promise.allSettled([compactRange(tasks[0]!)])
-    : await runOnThreads<CompactRange, CompactRangeResult>('compact', tasks);
-  const results = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
-  const written = results.flatMap((r) => r.written);
-  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  const writer = WriterLock.acquire(dataDir);
+  let results: CompactRangeResult[];
   try {
-    if (failed) throw failed.reason;
-    const merged = new Set(files);
-    await updateManifest(dataDir, (m) => [...m.shards.filter((s) => !merged.has(s.file)), ...written]);
-  } catch (err) {
-    for (const w of written) await rm(path.join(dataDir, w.file), { force: true });
-    throw err;
+    // Threads share the output budget, so peak memory is that of one thread.
+    const tasks = bounds.slice(1).map((to, i): CompactRange => ({
+      dataDir, shards, from: bounds[i], to, shardRrsetsMax: Math.max(1, Math.ceil(perShard / threads)), now,
+      label: `compact ${inputs.length} shards`, writer: writer.id,
+    }));
+    const settled = tasks.length === 1 ? await Promise.allSettled([compactRange(tasks[0]!)])
+      : await runOnThreads<CompactRange, CompactRangeResult>('compact', tasks);
+    results = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+    const written = results.flatMap((r) => r.written);
+    const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    try {
+      if (failed) throw failed.reason;
+      const merged = new Set(files);
+      await updateManifest(dataDir, (m) => [...m.shards.filter((s) => !merged.has(s.file)), ...written]);
+    } catch (err) {
+      for (const w of written) await rm(path.join(dataDir, w.file), { force: true });
+      throw err;
+    }
+  } finally {
+    writer.release();
   }
+  const written = results.flatMap((r) => r.written);
   return {
     inputShards: inputs.length, outputShards: written.length,
     rrsetsIn: results.reduce((n, r) => n + r.rrsetsIn, 0), rrsetsOut: written.reduce((n, w) => n + w.rrsets, 0),
@@ -132,7 +142,7 @@ export async function compactRange(t: CompactRange): Promise<CompactRangeResult>
     if (batch.size === 0) return;
     const { body, stats } = buildShardBody(batch, t.label, t.now);
     batch = new RrsetTable();
-    const file = await writeShardFile(t.dataDir, body, t.now);
+    const file = await writeShardFile(t.dataDir, body, t.now, t.writer);
     written.push({ file, rrsets: stats.rrsets, bytes: body.byteLength + SHARD_HEADER_BYTES, createdAt: t.now, source: t.label });
   };
   try {

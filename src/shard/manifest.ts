@@ -3,18 +3,20 @@
 // `<data>/manifest.json` lists the live shards. It is replaced, never edited:
 // a new version is written to a temp file, fsynced and renamed over the old
 // one, and the directory is fsynced, so a reader sees the old list or the new
-// one and never a torn file. Writers (ingest, compact) serialise through an
-// exclusive lock file so two runs cannot drop each other's shards; a lock
-// left by a dead process is taken over. Shard files a manifest no longer
-// lists are deleted only after the swap; servers that still map them keep
-// reading the unlinked pages until they reload. Files a run that died left
-// behind (its written but unpublished shards, its temp files) are deleted
-// at the next swap: their names carry the dead writer's pid.
+// one and never a torn file. Writers (ingest, compact) serialise through a
+// flock on manifest.lock (file-lock.ts) so two runs cannot drop each other's
+// shards; the kernel frees it when its holder dies. Shard files a manifest
+// no longer lists are deleted only after the swap; servers that still map
+// them keep reading the unlinked pages until they reload. What a writer that
+// died left behind (its written but unpublished shards, its temp files) is
+// deleted at the next swap: shard names carry their writer's id, and a dead
+// writer's lock is free.
 
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, statSync, writeSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { asDiskFull } from '../errors/catalogue.js';
+import { FileLock, writerLockFile, writerOfLockName } from './file-lock.js';
 import { syncDir } from './shard-writer.js';
 
 export const MANIFEST_FILE = 'manifest.json';
@@ -23,8 +25,6 @@ const MANIFEST_VERSION = 1;
 /** How long a writer waits for the lock before giving up. */
 const lockWaitMs = 60_000;
 const lockPollMs = 50;
-/** An empty lock older than this was left by a writer that died before writing its pid. */
-const lockEmptyStaleMs = 10_000;
 
 export interface ShardEntry {
   file: string;
@@ -54,67 +54,27 @@ export function readManifest(dataDir: string): Manifest {
   return parsed;
 }
 
-function readIfExists(file: string): string | undefined {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
-}
-
-/** The lock's modification time; 0 when it is gone (so the caller retries at once). */
-function mtimeMs(file: string): number {
-  try {
-    return statSync(file).mtimeMs;
-  } catch {
-    return 0;
-  }
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 async function acquireLock(dataDir: string): Promise<() => void> {
-  const lock = path.join(dataDir, LOCK_FILE);
+  const file = path.join(dataDir, LOCK_FILE);
   const deadline = Date.now() + lockWaitMs;
   for (;;) {
+    let lock: FileLock | undefined;
     try {
-      const fd = openSync(lock, 'wx');
-      try {
-        writeSync(fd, String(process.pid));
-      } catch (err) {
-        // An empty lock names no holder: every later writer would wait
-        // lockEmptyStaleMs before taking it over. A full disk leaves no room
-        // for the pid, so take it back now.
-        closeSync(fd);
-        rmSync(lock, { force: true });
-        throw asDiskFull(err, dataDir, LOCK_FILE);
-      }
-      closeSync(fd);
-      return () => rmSync(lock, { force: true });
+      lock = FileLock.tryAcquire(file);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const text = readIfExists(lock);
-      if (text === undefined) continue; // released between our open and this read
-      const holder = Number(text.trim() || '0');
-      // A holder that died leaves its lock behind. So does one killed
-      // between creating the lock and writing its pid (a lock that stays
-      // empty, when a pid takes microseconds to appear).
-      const emptyAndOld = holder === 0 && Date.now() - mtimeMs(lock) > lockEmptyStaleMs;
-      if ((holder > 0 && !pidAlive(holder)) || emptyAndOld) {
-        rmSync(lock, { force: true });
-        continue;
-      }
-      if (Date.now() > deadline) throw new Error(`${lock}: held by process ${holder} for over ${lockWaitMs} ms`);
-      await new Promise((r) => setTimeout(r, lockPollMs));
+      throw asDiskFull(err, dataDir, LOCK_FILE);
     }
+    if (lock !== undefined) {
+      lock.note(`${process.pid}\n`);
+      // The file stays: deleting it would let a waiter lock the unlinked
+      // file while a newcomer locks a new one.
+      return () => lock.release();
+    }
+    if (Date.now() > deadline) {
+      const holder = readFileSync(file, 'utf8').trim() || 'unknown';
+      throw new Error(`${file}: held by process ${holder} for over ${lockWaitMs} ms`);
+    }
+    await new Promise((r) => setTimeout(r, lockPollMs));
   }
 }
 
@@ -172,22 +132,48 @@ export async function updateManifest(dataDir: string, change: (m: Manifest) => S
   }
 }
 
-// Names that carry their writer's pid: a shard (shard-writer.ts), its temp
-// file, and the manifest's temp file.
-const PID_NAMED = /^(?:\.?\d{10}-(\d+)-[0-9a-f]{12}\.rrs(?:\.tmp)?|\.manifest\.json\.(\d+)\.tmp)$/;
+// A shard's name: <created>-<writer id>-<random>.rrs (shard-writer.ts), its
+// temp file the same with a leading dot and a trailing .tmp.
+const SHARD_NAME = /^\.?\d{10}-([0-9a-f]{12})-[0-9a-f]{12}\.rrs(?:\.tmp)?$/;
+const MANIFEST_TEMP = /^\.manifest\.json\.\d+\.tmp$/;
 
 /**
- * Files of `dataDir` that a dead process left: pid-named, not listed live,
- * and their writer gone. Called under the lock. A running ingest's shards
- * (written, published only at its end) carry a live pid and are kept; so is
- * anything whose pid is now another process's (rare, and only disk space).
+ * Files a dead writer left in `dataDir`: its shards no manifest lists and
+ * its temp files, then its writer lock. Called under the manifest lock; a
+ * writer is dead when its writer lock is free or gone (file-lock.ts). The
+ * manifest's temp files are written only under the manifest lock, so any
+ * found here are a dead holder's. Names of no known shape (shards written
+ * before writer ids) are never touched.
  */
 function orphans(dataDir: string, live: ReadonlySet<string>): string[] {
-  return readdirSync(dataDir).filter((f) => {
-    if (live.has(f)) return false;
-    const m = PID_NAMED.exec(f);
-    if (m === null) return false;
-    const pid = Number(m[1] ?? m[2]);
-    return pid !== process.pid && !pidAlive(pid);
-  });
+  // Per writer: its unlisted files, and whether its lock file is there.
+  const byWriter = new Map<string, { files: string[]; lockFile: boolean }>();
+  const out: string[] = [];
+  for (const f of readdirSync(dataDir)) {
+    const shardOf = SHARD_NAME.exec(f)?.[1];
+    const lockOf = shardOf === undefined ? writerOfLockName(f) : undefined;
+    const writer = shardOf ?? lockOf;
+    if (writer === undefined) {
+      if (MANIFEST_TEMP.test(f)) out.push(f);
+      continue;
+    }
+    let w = byWriter.get(writer);
+    if (w === undefined) byWriter.set(writer, (w = { files: [], lockFile: false }));
+    if (lockOf !== undefined) w.lockFile = true;
+    else if (!live.has(f)) w.files.push(f);
+  }
+  for (const [writer, { files, lockFile }] of byWriter) {
+    // Every shard of a finished run is published: nothing to look at.
+    if (files.length === 0 && !lockFile) continue;
+    let lock: FileLock | undefined;
+    try {
+      lock = FileLock.tryAcquire(writerLockFile(dataDir, writer));
+    } catch {
+      continue; // cannot even open it (a full disk, permissions): assume alive
+    }
+    if (lock === undefined) continue; // its writer is running
+    out.push(...files);
+    lock.remove();
+  }
+  return out;
 }

@@ -477,16 +477,17 @@ export function buildShardBody(table: RrsetTable, source: string, createdAt: num
 }
 
 /**
- * Publishes a shard body as `<dir>/<name>.rrs`: temp file, fsync, rename,
+ * Publishes a shard body as `<dir>/<created>-<writer>-<random>.rrs`, where
+ * `writer` is the caller's writerId() (file-lock.ts): temp file, fsync, rename,
  * fsync of the directory, then a full verifying load of the final file.
  * Returns the file name (not the path). Nothing references the file until
  * the caller swaps it into the manifest.
  */
-export async function writeShardFile(dir: string, body: Uint8Array, createdAt: number): Promise<string> {
-  // The writer's pid in the name lets a later run tell the shards of a run
-  // that died unpublished from those of one still running (manifest.ts,
-  // removeOrphans); it is only a name, and stays once published.
-  const name = `${createdAt.toString().padStart(10, '0')}-${process.pid}-${randomBytes(6).toString('hex')}${SHARD_FILE_SUFFIX}`;
+export async function writeShardFile(dir: string, body: Uint8Array, createdAt: number, writer: string): Promise<string> {
+  // The writer's id in the name lets a later run tell the shards of a writer
+  // that died unpublished from those of one still running (file-lock.ts,
+  // manifest.ts); once published it is only part of a name.
+  const name = `${createdAt.toString().padStart(10, '0')}-${writer}-${randomBytes(6).toString('hex')}${SHARD_FILE_SUFFIX}`;
   const final = path.join(dir, name);
   const tmp = path.join(dir, `.${name}.tmp`);
   const fh = await fsp.open(tmp, 'wx').catch((err: unknown) => { throw asDiskFull(err, dir, `shard ${name}`); });

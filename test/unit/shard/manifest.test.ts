@@ -1,48 +1,72 @@
-// The manifest swap's lock and its promise that a published manifest is
-// never undone by what fails after it (src/shard/manifest.ts).
-import { mkdirSync, readFileSync, readdirSync, existsSync, utimesSync, writeFileSync } from 'node:fs';
+// The manifest swap (src/shard/manifest.ts): its flock, its promise that a
+// published manifest is never undone by what fails after it, and the
+// cleanup of what dead writers left (src/shard/file-lock.ts).
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { FileLock, WriterLock, writerLockFile } from '../../../src/shard/file-lock.js';
 import { readManifest, updateManifest, type ShardEntry } from '../../../src/shard/manifest.js';
-import { tempPaths } from '../../helpers/rrscan.js';
+import { REPO, tempPaths } from '../../helpers/rrscan.js';
 
 const temp = tempPaths();
 afterAll(temp.removeAll);
 
 const entry = (file: string): ShardEntry => ({ file, rrsets: 1, bytes: 1, createdAt: 1_700_000_000, source: 'test' });
 
-function lockAged(dir: string, text: string, ageSeconds: number): void {
-  const lock = path.join(dir, 'manifest.lock');
-  writeFileSync(lock, text);
-  const t = Date.now() / 1000 - ageSeconds;
-  utimesSync(lock, t, t);
+function freshDir(): string {
+  const dir = temp.fresh();
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+/** Another process holding the flock on `file` until it is killed. */
+async function holdInChild(file: string): Promise<{ kill(): Promise<void> }> {
+  const script = `import('${path.join(REPO, 'dist/src/shard/file-lock.js')}').then((m) => {
+    if (!m.FileLock.tryAcquire(process.argv[1])) process.exit(3);
+    console.log('held');
+    setInterval(() => {}, 1000);
+  });`;
+  const child = spawn(process.execPath, ['-e', script, file], { stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.once('data', () => resolve());
+    child.once('exit', (code) => reject(new Error(`lock holder exited ${code}`)));
+  });
+  return {
+    kill: () => new Promise<void>((resolve) => {
+      child.removeAllListeners('exit');
+      child.once('exit', () => resolve());
+      child.kill('SIGKILL');
+    }),
+  };
 }
 
 describe('manifest lock', () => {
-  it('takes over a lock whose holder is gone', async () => {
-    const dir = temp.fresh();
-    mkdirSync(dir, { recursive: true });
-    lockAged(dir, '2147483646', 0); // no such process
+  it('a lock file left behind by an earlier run blocks nobody: the flock, not the file, is the lock', async () => {
+    const dir = freshDir();
+    writeFileSync(path.join(dir, 'manifest.lock'), '12345\n');
     const m = await updateManifest(dir, () => [entry('a.rrs')]);
     expect(m.generation).toBe(1);
-    expect(existsSync(path.join(dir, 'manifest.lock'))).toBe(false);
+    expect(readFileSync(path.join(dir, 'manifest.lock'), 'utf8')).toBe(`${process.pid}\n`);
   });
 
-  it('takes over an empty lock left long ago (a writer killed before it wrote its pid)', async () => {
-    const dir = temp.fresh();
-    mkdirSync(dir, { recursive: true });
-    lockAged(dir, '', 60);
-    const t = performance.now();
-    await updateManifest(dir, () => [entry('a.rrs')]);
-    expect(performance.now() - t).toBeLessThan(5_000);
+  it('waits while another process holds it, and goes on the moment that process dies (no stale lock)', async () => {
+    const dir = freshDir();
+    const holder = await holdInChild(path.join(dir, 'manifest.lock'));
+    let done = false;
+    const update = updateManifest(dir, () => [entry('a.rrs')]).then(() => { done = true; });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(done).toBe(false);
+    expect(readManifest(dir).generation).toBe(0);
+    await holder.kill();
+    await update;
     expect(readManifest(dir).shards.map((s) => s.file)).toEqual(['a.rrs']);
   });
 });
 
 describe('after the swap', () => {
   it('a replaced shard that cannot be deleted is a warning, not a failure: the new manifest stands', async () => {
-    const dir = temp.fresh();
-    mkdirSync(dir, { recursive: true });
+    const dir = freshDir();
     await updateManifest(dir, () => [entry('old.rrs')]);
     // A directory where the old shard file was: rm() without `recursive` refuses it.
     mkdirSync(path.join(dir, 'old.rrs', 'inner'), { recursive: true });
@@ -59,30 +83,46 @@ describe('after the swap', () => {
     expect(JSON.parse(readFileSync(path.join(dir, 'manifest.json'), 'utf8')).shards.map((s: ShardEntry) => s.file)).toEqual(['new.rrs']);
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/^RRSCAN_SHARD_NOT_DELETED: .*could not delete old\.rrs/);
-    expect(existsSync(path.join(dir, 'manifest.lock'))).toBe(false);
   });
 });
 
-describe('what a dead run left behind', () => {
-  it('is deleted at the next swap: pid-named files of dead writers only', async () => {
-    const dir = temp.fresh();
-    mkdirSync(dir, { recursive: true });
-    const dead = 2147483646; // no such process
+describe('what a dead writer left behind', () => {
+  it('is deleted at the next swap; running writers\' shards (another process\'s, our own) and unknown names are kept', async () => {
+    const dir = freshDir();
+    const dead = 'deaddeaddead'; // its lock file was left, unlocked
+    const vanished = '0123456789ab'; // no lock file at all
+    const running = 'aaaaaaaaaaaa'; // another process holds its lock
+    writeFileSync(writerLockFile(dir, dead), '');
+    const holder = await holdInChild(writerLockFile(dir, running));
+    const ownRun = WriterLock.acquire(dir);
+    const own = ownRun.id;
+    const shard = (w: string, r = '111111111111') => `1700000000-${w}-${r}.rrs`;
     const files = {
-      deadShard: `1700000000-${dead}-0123456789ab.rrs`,
-      deadTemp: `.1700000000-${dead}-0123456789ab.rrs.tmp`,
-      deadManifestTemp: `.manifest.json.${dead}.tmp`,
-      // A run still going: its spilled shards wait for its own publish.
-      runningShard: `1700000000-${process.ppid}-0123456789ab.rrs`,
-      ownShard: `1700000000-${process.pid}-0123456789ab.rrs`,
-      // Names this rule does not know are never touched.
-      legacyShard: '1700000000-0123456789ab.rrs',
-      other: 'notes.txt',
+      dead: shard(dead), deadTemp: `.${shard(dead, '222222222222')}.tmp`, vanished: shard(vanished),
+      manifestTemp: '.manifest.json.4242.tmp',
+      running: shard(running), own: shard(own),
+      published: shard(dead, '333333333333'),
+      legacy: '1700000000-0123456789ab.rrs', other: 'notes.txt',
     };
     for (const f of Object.values(files)) writeFileSync(path.join(dir, f), 'x');
-    await updateManifest(dir, () => [entry('kept.rrs')]);
+    try {
+      await updateManifest(dir, () => [entry(files.published)]);
+    } finally {
+      await holder.kill();
+    }
     expect(readdirSync(dir).sort()).toEqual([
-      files.runningShard, files.ownShard, files.legacyShard, 'manifest.json', files.other,
+      files.running, files.own, files.published, files.legacy, files.other, 'manifest.json', 'manifest.lock',
+      path.basename(writerLockFile(dir, own)), path.basename(writerLockFile(dir, running)),
     ].sort());
+    // Once the other process is gone, its shards go at the next swap; ours stay while our run holds its lock.
+    await updateManifest(dir, (m) => m.shards);
+    expect(existsSync(path.join(dir, files.running))).toBe(false);
+    expect(existsSync(path.join(dir, files.own))).toBe(true);
+    expect(FileLock.tryAcquire(writerLockFile(dir, own))).toBeUndefined();
+    // A run that ends removes its lock file; a shard it left unpublished then goes too.
+    ownRun.release();
+    expect(existsSync(writerLockFile(dir, own))).toBe(false);
+    await updateManifest(dir, (m) => m.shards);
+    expect(existsSync(path.join(dir, files.own))).toBe(false);
   });
 });
