@@ -86,6 +86,8 @@ export class FileLock {
 
 const WRITER_PREFIX = '.writer-';
 const WRITER_SUFFIX = '.lock';
+/** A writer lock before it is renamed into view (WriterLock.acquire). */
+const WRITER_NEW_SUFFIX = '.new';
 /** Writer ids: 12 hex digits (see SHARD_NAME in manifest.ts). */
 const WRITER_ID = /^[0-9a-f]{12}$/;
 
@@ -95,8 +97,17 @@ export function writerLockFile(dataDir: string, id: string): string {
 
 /** The writer id a `.writer-<id>.lock` name holds, or undefined for any other name. */
 export function writerOfLockName(name: string): string | undefined {
-  if (!name.startsWith(WRITER_PREFIX) || !name.endsWith(WRITER_SUFFIX)) return undefined;
-  const id = name.slice(WRITER_PREFIX.length, -WRITER_SUFFIX.length);
+  return idBetween(name, WRITER_PREFIX, WRITER_SUFFIX);
+}
+
+/** Whether `name` is a writer lock not yet renamed into view (`.writer-<id>.new`). */
+export function isNewWriterLock(name: string): boolean {
+  return idBetween(name, WRITER_PREFIX, WRITER_NEW_SUFFIX) !== undefined;
+}
+
+function idBetween(name: string, prefix: string, suffix: string): string | undefined {
+  if (!name.startsWith(prefix) || !name.endsWith(suffix)) return undefined;
+  const id = name.slice(prefix.length, -suffix.length);
   return WRITER_ID.test(id) ? id : undefined;
 }
 
@@ -115,7 +126,7 @@ export class WriterLock {
   static acquire(dataDir: string): WriterLock {
     mkdirSync(dataDir, { recursive: true });
     const id = randomBytes(6).toString('hex');
-    const lock = FileLock.tryAcquire(path.join(dataDir, `${WRITER_PREFIX}${id}.new`));
+    const lock = FileLock.tryAcquire(path.join(dataDir, `${WRITER_PREFIX}${id}${WRITER_NEW_SUFFIX}`));
     assert.ok(lock !== undefined, 'a fresh writer lock is held by nobody');
     lock.rename(writerLockFile(dataDir, id));
     return new WriterLock(id, lock);

@@ -16,7 +16,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { asDiskFull } from '../errors/catalogue.js';
-import { FileLock, writerLockFile, writerOfLockName } from './file-lock.js';
+import { FileLock, isNewWriterLock, writerLockFile, writerOfLockName } from './file-lock.js';
 import { syncDir } from './shard-writer.js';
 
 export const MANIFEST_FILE = 'manifest.json';
@@ -145,6 +145,14 @@ const MANIFEST_TEMP = /^\.manifest\.json\.\d+\.tmp$/;
  * found here are a dead holder's. Names of no known shape (shards written
  * before writer ids) are never touched.
  */
+function removeIfFree(file: string): void {
+  try {
+    FileLock.tryAcquire(file)?.remove();
+  } catch {
+    // Cannot open it: leave it (an empty file).
+  }
+}
+
 function orphans(dataDir: string, live: ReadonlySet<string>): string[] {
   // Per writer: its unlisted files, and whether its lock file is there.
   const byWriter = new Map<string, { files: string[]; lockFile: boolean }>();
@@ -155,6 +163,9 @@ function orphans(dataDir: string, live: ReadonlySet<string>): string[] {
     const writer = shardOf ?? lockOf;
     if (writer === undefined) {
       if (MANIFEST_TEMP.test(f)) out.push(f);
+      // A writer killed between creating its lock and renaming it; a free
+      // lock there is a dead one (a live writer holds it from the start).
+      else if (isNewWriterLock(f)) removeIfFree(path.join(dataDir, f));
       continue;
     }
     let w = byWriter.get(writer);

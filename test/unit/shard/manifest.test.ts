@@ -103,6 +103,8 @@ describe('what a dead writer left behind', () => {
       running: shard(running), own: shard(own),
       published: shard(dead, '333333333333'),
       legacy: '1700000000-0123456789ab.rrs', other: 'notes.txt',
+      // A writer killed between creating its lock and renaming it into view.
+      deadNew: '.writer-beefbeefbeef.new',
     };
     for (const f of Object.values(files)) writeFileSync(path.join(dir, f), 'x');
     try {
