@@ -7,10 +7,10 @@
 // Two uses: the manifest lock, which writers hold while they swap the
 // manifest (manifest.ts); and one writer lock per writing run
 // (`.writer-<id>.lock`, WriterLock), held until its shards are published or
-// deleted, whose id is part of the name of every shard it writes. A later run can then tell
-// the unpublished shards of a writer that died (its lock is free) from
-// those of a writer still running, whose shards are published only at the
-// end of its run.
+// deleted, whose id is part of the name of every shard it writes. A later
+// run can then tell the unpublished shards of a writer that died (its lock
+// is free) from those of a writer still running, whose shards are published
+// only at the end of its run.
 
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
