@@ -14,18 +14,23 @@ import { splitLines, type ByteRange } from './ndjson.js';
 import type { WrittenShard } from './run.js';
 import { runOnThreads } from './threads.js';
 
-/** One range's work, sent to workers/ingest.ts. */
-export interface RangeTask {
-  file: string;
-  range: ByteRange;
+/** What every range of a run shares, as the caller gives it. */
+interface RunSettings {
   dataDir: string;
   label: string;
   now: number;
+  /** RRsets held in memory: the run's budget in ParallelOptions, one range's share in a RangeTask. */
   memoryRrsets: number;
   /** The run's WriterLock id (file-lock.ts), held by the calling thread. */
   writer: string;
   /** Bad lines the whole file may skip; the count is shared by every range. */
   maxErrors: number;
+}
+
+/** One range's work, sent to workers/ingest.ts. */
+export interface RangeTask extends RunSettings {
+  file: string;
+  range: ByteRange;
   /** Int32Array[1]: bad lines so far, over all ranges. */
   rejected: SharedArrayBuffer;
   /** Float64Array[ranges]: bytes each range has read, for the progress bar. */
@@ -61,14 +66,8 @@ export interface ParallelSummary {
   written: WrittenShard[];
 }
 
-export interface ParallelOptions {
+export interface ParallelOptions extends RunSettings {
   threads: number;
-  dataDir: string;
-  label: string;
-  now: number;
-  memoryRrsets: number;
-  writer: string;
-  maxErrors: number;
   onProgress?: (bytes: number) => void;
   onReject?: (err: IngestError) => void;
   /** Deletes written shards when the run fails (the caller's ShardSpiller does it). */
