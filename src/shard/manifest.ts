@@ -17,7 +17,7 @@ import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { asDiskFull } from '../errors/catalogue.js';
 import { FileLock, isNewWriterLock, writerLockFile, writerOfLockName } from './file-lock.js';
-import { syncDir } from './shard-writer.js';
+import { syncDir, writerOfShardFile } from './shard-writer.js';
 
 export const MANIFEST_FILE = 'manifest.json';
 const LOCK_FILE = 'manifest.lock';
@@ -132,10 +132,15 @@ export async function updateManifest(dataDir: string, change: (m: Manifest) => S
   }
 }
 
-// A shard's name: <created>-<writer id>-<random>.rrs (shard-writer.ts), its
-// temp file the same with a leading dot and a trailing .tmp.
-const SHARD_NAME = /^\.?\d{10}-([0-9a-f]{12})-[0-9a-f]{12}\.rrs(?:\.tmp)?$/;
 const MANIFEST_TEMP = /^\.manifest\.json\.\d+\.tmp$/;
+
+function removeIfFree(file: string): void {
+  try {
+    FileLock.tryAcquire(file)?.remove();
+  } catch {
+    // Cannot open it: leave it (an empty file).
+  }
+}
 
 /**
  * Files a dead writer left in `dataDir`: its shards no manifest lists and
@@ -145,20 +150,12 @@ const MANIFEST_TEMP = /^\.manifest\.json\.\d+\.tmp$/;
  * found here are a dead holder's. Names of no known shape (shards written
  * before writer ids) are never touched.
  */
-function removeIfFree(file: string): void {
-  try {
-    FileLock.tryAcquire(file)?.remove();
-  } catch {
-    // Cannot open it: leave it (an empty file).
-  }
-}
-
 function orphans(dataDir: string, live: ReadonlySet<string>): string[] {
   // Per writer: its unlisted files, and whether its lock file is there.
   const byWriter = new Map<string, { files: string[]; lockFile: boolean }>();
   const out: string[] = [];
   for (const f of readdirSync(dataDir)) {
-    const shardOf = SHARD_NAME.exec(f)?.[1];
+    const shardOf = writerOfShardFile(f);
     const lockOf = shardOf === undefined ? writerOfLockName(f) : undefined;
     const writer = shardOf ?? lockOf;
     if (writer === undefined) {

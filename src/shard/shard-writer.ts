@@ -478,16 +478,13 @@ export function buildShardBody(table: RrsetTable, source: string, createdAt: num
 
 /**
  * Publishes a shard body as `<dir>/<created>-<writer>-<random>.rrs`, where
- * `writer` is the caller's writerId() (file-lock.ts): temp file, fsync, rename,
+ * `writer` is the run's WriterLock id (file-lock.ts): temp file, fsync, rename,
  * fsync of the directory, then a full verifying load of the final file.
  * Returns the file name (not the path). Nothing references the file until
  * the caller swaps it into the manifest.
  */
 export async function writeShardFile(dir: string, body: Uint8Array, createdAt: number, writer: string): Promise<string> {
-  // The writer's id in the name lets a later run tell the shards of a writer
-  // that died unpublished from those of one still running (file-lock.ts,
-  // manifest.ts); once published it is only part of a name.
-  const name = `${createdAt.toString().padStart(10, '0')}-${writer}-${randomBytes(6).toString('hex')}${SHARD_FILE_SUFFIX}`;
+  const name = shardFileName(createdAt, writer);
   const final = path.join(dir, name);
   const tmp = path.join(dir, `.${name}.tmp`);
   const fh = await fsp.open(tmp, 'wx').catch((err: unknown) => { throw asDiskFull(err, dir, `shard ${name}`); });
@@ -514,6 +511,23 @@ export async function writeShardFile(dir: string, body: Uint8Array, createdAt: n
     throw err;
   }
   return name;
+}
+
+// A shard's name: <created>-<writer id>-<random>.rrs; its temp file the same
+// with a leading dot and a trailing .tmp. The writer's id lets a later run
+// tell the shards of a writer that died unpublished from those of one still
+// running (file-lock.ts, manifest.ts); once published it is only a name.
+const SHARD_NAME = /^\.?\d{10}-([0-9a-f]{12})-[0-9a-f]{12}\.rrs(?:\.tmp)?$/;
+
+function shardFileName(createdAt: number, writer: string): string {
+  const name = `${createdAt.toString().padStart(10, '0')}-${writer}-${randomBytes(6).toString('hex')}${SHARD_FILE_SUFFIX}`;
+  assert.ok(SHARD_NAME.test(name), `writer id ${writer} does not fit a shard name`);
+  return name;
+}
+
+/** The writer id in a shard's (or its temp file's) name; undefined for any other name, shards named before writer ids included. */
+export function writerOfShardFile(name: string): string | undefined {
+  return SHARD_NAME.exec(name)?.[1];
 }
 
 /**
