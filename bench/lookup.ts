@@ -16,7 +16,7 @@ import { fork, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { addKey } from '../src/auth/access-gate.js';
-import { ShardSet } from '../src/search/shard-set.js';
+import { ShardSet } from '../src/search/local/shard-set.js';
 import { ShardReader } from '../src/shard/shard-reader.js';
 import { OUT, arg, environment, fmt, percentile, startServer, timedGet } from './common.js';
 

@@ -4,7 +4,7 @@
 // phishing lookalikes, so that every benchmark query class finds something.
 // Each name gets one A RRset. Built from the demo vocabulary (src/demo).
 
-import type { Observation } from '../src/ingest/observation.js';
+import type { Observation } from '../src/model/observation.js';
 import { SUBDOMAINS, SYLLABLES, TLDS, WORDS, PHISH_BRANDS, PHISH_WORDS } from '../src/demo/vocabulary.js';
 import { seededRandom } from '../src/demo/prng.js';
 

@@ -7,9 +7,9 @@
 
 import path from 'node:path';
 import { readManifest } from '../src/shard/manifest.js';
-import { ShardSet } from '../src/search/shard-set.js';
-import { ScanPool } from '../src/search/scan-pool.js';
-import type { WorkerMessage } from '../src/search/scan-protocol.js';
+import { ShardSet } from '../src/search/local/shard-set.js';
+import { ScanPool } from '../src/search/local/scan-pool.js';
+import type { WorkerMessage } from '../src/search/local/scan-protocol.js';
 import { OUT, arg, environment, fmt } from './common.js';
 
 const dataDir = path.resolve(arg('data', path.join(OUT, 'flex-10000000')));

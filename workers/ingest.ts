@@ -6,9 +6,9 @@
 import { LIMITS } from '../src/config/limits.js';
 import { IngestError } from '../src/errors/catalogue.js';
 import { ndjsonObservations } from '../src/ingest/ndjson.js';
-import type { IngestContext } from '../src/ingest/observation.js';
+import type { IngestContext } from '../src/ingest/context.js';
 import { badLine, type BadLine, type RangeResult, type RangeTask } from '../src/ingest/parallel.js';
-import { ShardSpiller } from '../src/ingest/run.js';
+import { ShardSpiller } from '../src/shard/shard-spiller.js';
 
 /** Observations between two looks at the shared reject count. */
 const CHECK_EVERY = 4096;

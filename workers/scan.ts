@@ -9,15 +9,15 @@
 import { parentPort } from 'node:worker_threads';
 import type RE2 from 're2';
 import { LIMITS } from '../src/config/limits.js';
-import { inFence, keepType } from '../src/query/filters.js';
+import { inFence, keepType } from '../src/model/filters.js';
 import { compilePattern } from '../src/query/pattern.js';
-import { everyRecord, makeMatcher, recordMatches, scanRecords } from '../src/scan/blob-searcher.js';
-import { candidates } from '../src/scan/trigram-index.js';
+import { everyRecord, makeMatcher, recordMatches, scanRecords } from '../src/search/local/blob-searcher.js';
+import { candidates } from '../src/shard/trigram-index.js';
 import { ShardReader, type FlexColumns } from '../src/shard/shard-reader.js';
-import { BatchBuilder } from '../src/search/flex-batch.js';
+import { BatchBuilder } from '../src/search/local/flex-batch.js';
 import {
   CONTROL_CANCEL, CONTROL_CREDITS, type FlexTask, type FlexTaskResult, type WorkerMessage,
-} from '../src/search/scan-protocol.js';
+} from '../src/search/local/scan-protocol.js';
 
 void parentPort;
 

@@ -20,8 +20,9 @@ import path from 'node:path';
 import RE2 from 're2';
 import { LIMITS } from '../../src/config/limits.js';
 import { compilePattern } from '../../src/query/pattern.js';
-import { makeMatcher, recordMatches, scanRecords, type BlobView } from '../../src/scan/blob-searcher.js';
-import { buildTrigramIndex, candidates } from '../../src/scan/trigram-index.js';
+import { makeMatcher, recordMatches, scanRecords } from '../../src/search/local/blob-searcher.js';
+import type { BlobColumns } from '../../src/shard/blob.js';
+import { buildTrigramIndex, candidates } from '../../src/shard/trigram-index.js';
 import { seededRandom } from '../../src/demo/prng.js';
 
 const QUERIES: Array<[string, string]> = [
@@ -66,7 +67,7 @@ function generateNames(count: number): string[] {
   return [...names].sort();
 }
 
-function makeView(names: readonly string[]): BlobView {
+function makeView(names: readonly string[]): BlobColumns {
   let total = 0;
   for (const n of names) total += n.length + 1;
   const blob = Buffer.allocUnsafe(total);

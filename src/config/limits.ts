@@ -38,7 +38,7 @@ export const LIMITS = Object.freeze({
    * (measured), i.e. 35-120 ms per chunk: too slow for a 50 ms cancel.
    */
   scanSliceMs: 5,
-  /** A worker waits this long for a credit, then pauses its task and frees the thread (scan-protocol.ts). */
+  /** A worker waits this long for a credit, then pauses its task and frees the thread (search/local/scan-protocol.ts). */
   scanCreditWaitMs: 10,
   /**
    * Default wall time a scan task holds its worker before it ends with

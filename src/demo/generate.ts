@@ -29,7 +29,7 @@ import { LIMITS } from '../config/limits.js';
 import { ipv6ToText } from '../dns/ip.js';
 import { rdataFromText } from '../dns/rdata.js';
 import { RR } from '../dns/rrtype.js';
-import type { Observation, Rdata } from '../ingest/observation.js';
+import type { Observation, Rdata } from '../model/observation.js';
 import { mix32, Prng } from './prng.js';
 import {
   ABUSE_TLDS, BUSINESS_SUFFIXES, CNAME_TARGETS, DNS_PROVIDERS, HOSTING, IDN_NAMES, LOCAL_WORDS, MAIL_PROVIDERS,

@@ -53,7 +53,8 @@ import { nameToWire, normalizeName } from '../dns/name.js';
 import { rdataFromText, rdataToText } from '../dns/rdata.js';
 import { isMetaType, RR, RRTYPE_MAX, rrtypeFromText } from '../dns/rrtype.js';
 import { IngestError } from '../errors/catalogue.js';
-import type { IngestContext, Observation, Rdata } from './observation.js';
+import type { Observation, Rdata } from '../model/observation.js';
+import type { IngestContext } from './context.js';
 
 const LF = 0x0a;
 const CR = 0x0d;

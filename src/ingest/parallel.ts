@@ -5,14 +5,14 @@
 // to line and a pcap carries TCP streams from packet to packet.
 //
 // An RRset seen in two ranges lands in two shards; queries merge equal
-// RRsets across shards (src/search/merge.ts) and compaction folds them, as
+// RRsets across shards (src/lib/merge.ts) and compaction folds them, as
 // for a run that spills several shards. The caller publishes every range's
 // shards in its one manifest swap, or deletes them all.
 
 import { IngestError } from '../errors/catalogue.js';
 import { splitLines, type ByteRange } from './ndjson.js';
-import type { WrittenShard } from './run.js';
-import { runOnThreads } from './threads.js';
+import type { WrittenShard } from '../shard/shard-spiller.js';
+import { runOnThreads } from '../lib/threads.js';
 
 /** What every range of a run shares, as the caller gives it. */
 interface RunSettings {

@@ -40,7 +40,8 @@ import type { DnsMessage } from '../dns/message.js';
 import { parseMessage } from '../dns/message.js';
 import { LIMITS } from '../config/limits.js';
 import { IngestError } from '../errors/catalogue.js';
-import type { IngestContext, Observation } from './observation.js';
+import type { Observation } from '../model/observation.js';
+import type { IngestContext } from './context.js';
 import { ChunkedFile, observeResponse, sensorStats, type SensorStats, type TimedResponse } from './sensor.js';
 
 const DNS_PORT = 53;

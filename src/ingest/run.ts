@@ -1,29 +1,25 @@
 // An ingest run: source files in, new shards published, or nothing at all.
 //
-// Each file is read by its source parser (zone, pcap, dnstap, ndjson), every
-// observation goes into an RrsetTable (aggregate.ts), and whenever the table
-// holds `memoryRrsets` RRsets it is written out as a shard file and replaced. That budget,
-// not the input size, bounds peak memory. The shard files are published in
-// ONE manifest swap at the end; a run that fails (too many bad records, a
+// Each file is read by its source parser (zone, pcap, dnstap, ndjson) and
+// every observation goes to a ShardSpiller (shard/shard-spiller.ts), whose
+// --memory-rrsets budget, not the input size, bounds peak memory. The shard
+// files are published in ONE manifest swap at the end; a run that fails (too many bad records, a
 // full disk, a crash) leaves the published data exactly as it was and
 // deletes its unpublished files.
 
-import { open, rm, stat } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { mkdirSync } from 'node:fs';
 import { LIMITS } from '../config/limits.js';
-import { buildShardBody, writeShardFile } from '../shard/shard-writer.js';
-import { SHARD_HEADER_BYTES } from '../shard/format.js';
-import { updateManifest, type ShardEntry } from '../shard/manifest.js';
 import { WriterLock } from '../shard/file-lock.js';
-import { RrsetTable } from './aggregate.js';
-import type { IngestContext, Observation } from './observation.js';
+import { ShardSpiller } from '../shard/shard-spiller.js';
+import type { Observation } from '../model/observation.js';
+import type { IngestContext } from './context.js';
 import { zoneObservations } from './zone.js';
 import { pcapObservations } from './pcap.js';
 import { dnstapObservations } from './dnstap.js';
 import { ndjsonObservations } from './ndjson.js';
 import { ingestNdjsonParallel } from './parallel.js';
-import { threadsFor } from './threads.js';
+import { threadsFor } from '../lib/threads.js';
 
 export type SourceFormat = 'zone' | 'pcap' | 'dnstap' | 'ndjson';
 export const SOURCE_FORMATS: readonly SourceFormat[] = ['zone', 'pcap', 'dnstap', 'ndjson'];
@@ -90,85 +86,6 @@ function sourceFor(format: SourceFormat, file: string, ctx: IngestContext, opts:
     case 'pcap': return pcapObservations(file, ctx);
     case 'dnstap': return dnstapObservations(file, ctx);
     case 'ndjson': return ndjsonObservations(file, ctx);
-  }
-}
-
-/** A shard file an ingest run has written and not yet published. */
-export interface WrittenShard {
-  file: string;
-  rrsets: number;
-  bytes: number;
-}
-
-/**
- * Holds the aggregator of one run (or of one thread's part of a run) and the
- * shard files it has written but not yet published. publish() lists them all
- * in one manifest swap; abort() deletes them.
- */
-export class ShardSpiller {
-  private table = new RrsetTable();
-  private readonly written: WrittenShard[] = [];
-  records = 0;
-  rrsets = 0;
-  /** Observations added, before aggregation, over every table of the run. */
-  observations = 0;
-
-  /** `writer`: the run's WriterLock id (file-lock.ts), taken by the thread that publishes. */
-  constructor(private readonly dataDir: string, private readonly label: string, private readonly now: number,
-    readonly memoryRrsets: number, readonly writer: string) {
-    mkdirSync(dataDir, { recursive: true });
-  }
-
-  async add(o: Observation): Promise<void> {
-    this.records += o.rdata.length;
-    this.observations++;
-    this.table.add(o);
-    if (this.table.size >= this.memoryRrsets) await this.spill();
-  }
-
-  async spill(): Promise<void> {
-    if (this.table.size === 0) return;
-    const { body, stats } = buildShardBody(this.table, this.label, this.now);
-    this.table = new RrsetTable();
-    const file = await writeShardFile(this.dataDir, body, this.now, this.writer);
-    this.written.push({ file, rrsets: stats.rrsets, bytes: body.byteLength + SHARD_HEADER_BYTES });
-    this.rrsets += stats.rrsets;
-  }
-
-  /** Shards written by another thread for this run: published or deleted with this one's. */
-  adopt(shards: readonly WrittenShard[], records: number, observations: number): void {
-    for (const w of shards) {
-      this.written.push(w);
-      this.rrsets += w.rrsets;
-    }
-    this.records += records;
-    this.observations += observations;
-  }
-
-  /** Deletes shard files written for this run by another thread that are not (and will not be) adopted. */
-  async discard(shards: readonly WrittenShard[]): Promise<void> {
-    for (const w of shards) await rm(path.join(this.dataDir, w.file), { force: true });
-  }
-
-  /** Writes what is held and returns every shard written, unpublished (the parallel ingest worker's end). */
-  async close(): Promise<WrittenShard[]> {
-    await this.spill();
-    return this.written;
-  }
-
-  async publish(): Promise<string[]> {
-    await this.spill();
-    if (this.written.length > 0) {
-      await updateManifest(this.dataDir, (m) => [
-        ...m.shards,
-        ...this.written.map((w): ShardEntry => ({ ...w, createdAt: this.now, source: this.label })),
-      ]);
-    }
-    return this.written.map((w) => w.file);
-  }
-
-  async abort(): Promise<void> {
-    await this.discard(this.written);
   }
 }
 

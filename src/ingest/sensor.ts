@@ -68,7 +68,8 @@ import type { DnsMessage, DnsRecord } from '../dns/message.js';
 import { readWireName } from '../dns/name.js';
 import { rdataToText } from '../dns/rdata.js';
 import { isMetaType, RR } from '../dns/rrtype.js';
-import type { IngestContext, Observation, Rdata } from './observation.js';
+import type { Observation, Rdata } from '../model/observation.js';
+import type { IngestContext } from './context.js';
 
 export interface SensorOptions { /* none yet; reserve for --observed-at override */ }
 

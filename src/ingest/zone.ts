@@ -29,7 +29,8 @@ import { IngestError } from '../errors/catalogue.js';
 import { normalizeName } from '../dns/name.js';
 import { rdataFromTokens, rdataToText, parseTtl, tokenize, Tokens, type TokenizerState } from '../dns/rdata.js';
 import { isMetaType, RR, rrtypeFromText, rrtypeToText } from '../dns/rrtype.js';
-import type { IngestContext, Observation, Rdata } from './observation.js';
+import type { Observation, Rdata } from '../model/observation.js';
+import type { IngestContext } from './context.js';
 
 export interface ZoneOptions {
   /** --origin: the zone's name; relative names start from it and it is every RRset's bailiwick. */

@@ -4,7 +4,7 @@
 import { LIMITS } from '../config/limits.js';
 import { ApiError } from '../errors/catalogue.js';
 import { isDnssecType, isFlexRdataType, rrtypeFromText } from '../dns/rrtype.js';
-import type { TypeFilter } from '../search/scan-protocol.js';
+import type { TypeFilter } from '../model/filters.js';
 import { parseCommon, type CommonParams } from './params.js';
 
 export type FlexMethod = 'regex' | 'glob';

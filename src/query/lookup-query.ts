@@ -8,7 +8,7 @@ import { ApiError } from '../errors/catalogue.js';
 import { ipv4FromText, ipv6FromText } from '../dns/ip.js';
 import { nameFromWire, normalizeName } from '../dns/name.js';
 import { RR, rrtypeFromText } from '../dns/rrtype.js';
-import type { TypeFilter } from '../search/scan-protocol.js';
+import type { TypeFilter } from '../model/filters.js';
 import { parseBool, parseCommon, parseCount, type CommonParams } from './params.js';
 
 /** How a name value matches owner names or rdata names. */

@@ -4,7 +4,7 @@
 
 import { LIMITS } from '../config/limits.js';
 import { ApiError } from '../errors/catalogue.js';
-import type { TimeFence } from '../search/scan-protocol.js';
+import type { TimeFence } from '../model/filters.js';
 
 export interface CommonParams {
   /** As given; undefined = default. 0 means the key's results_max. */

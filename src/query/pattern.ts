@@ -64,9 +64,9 @@ import { LIMITS } from '../config/limits.js';
 import { PatternError } from '../errors/catalogue.js';
 import { globToRegex } from './glob.js';
 import { parseRegex, RegexSyntaxError, translateLikeBinding, type RegexNode } from './regex-syntax.js';
-import { trigramQuery, type TrigramQuery } from './trigram-query.js';
+import type { TrigramQuery } from '../model/trigram-query.js';
+import { trigramQuery } from './trigram-query.js';
 
-export type { TrigramQuery } from './trigram-query.js';
 
 export interface CompiledPattern {
   readonly method: 'regex' | 'glob';

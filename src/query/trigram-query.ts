@@ -23,14 +23,7 @@
 // bytes; the same code the index uses.
 
 import type { RegexNode } from './regex-syntax.js';
-
-export type TrigramQuery =
-  | { readonly op: 'all' }
-  | { readonly op: 'none' }
-  | { readonly op: 'and' | 'or'; readonly trigrams: number[]; readonly subs: TrigramQuery[] };
-
-export const ALL: TrigramQuery = Object.freeze({ op: 'all' });
-export const NONE: TrigramQuery = Object.freeze({ op: 'none' });
+import { ALL, lowerByte, NONE, trigramCode, type TrigramQuery } from '../model/trigram-query.js';
 
 /** Exact sets larger than this are folded into prefix/suffix (codesearch's maxExact). */
 const EXACT_MAX = 7;
@@ -40,19 +33,6 @@ const SET_MAX = 20;
 const CLASS_EXACT_MAX = 10;
 /** A query naming more trigrams than this is replaced by `all` (sound; keeps plans cheap to evaluate). */
 const QUERY_TRIGRAMS_MAX = 512;
-
-export function trigramCode(a: number, b: number, c: number): number {
-  return (a << 16) | (b << 8) | c;
-}
-
-export function trigramText(code: number): string {
-  return String.fromCharCode((code >>> 16) & 0xff, (code >>> 8) & 0xff, code & 0xff);
-}
-
-/** Lower-cases an ASCII byte. */
-export function lowerByte(b: number): number {
-  return b >= 0x41 && b <= 0x5a ? b | 0x20 : b;
-}
 
 // ---------------------------------------------------------------------------
 // Query algebra (codesearch's Query.andOr with its implication and factoring rules).
@@ -373,21 +353,4 @@ export function trigramQuery(root: RegexNode, bytes: AtomBytes): TrigramQuery {
   simplify(info, true);
   addExact(info);
   return queryTrigramCount(info.match) > QUERY_TRIGRAMS_MAX ? ALL : info.match;
-}
-
-/** Evaluates q against the set of trigrams a text contains (tests and property checks). */
-export function queryHolds(q: TrigramQuery, has: (code: number) => boolean): boolean {
-  switch (q.op) {
-    case 'all': return true;
-    case 'none': return false;
-    case 'and': return q.trigrams.every(has) && q.subs.every((s) => queryHolds(s, has));
-    case 'or': return q.trigrams.some(has) || q.subs.some((s) => queryHolds(s, has));
-  }
-}
-
-/** A readable form for tests and logs: `and(pay ayp)`, `or(...)`, `all`, `none`. */
-export function formatQuery(q: TrigramQuery): string {
-  if (q.op === 'all' || q.op === 'none') return q.op;
-  const parts = [...q.trigrams.map(trigramText), ...q.subs.map(formatQuery)];
-  return `${q.op}(${parts.join(' ')})`;
 }

@@ -25,13 +25,14 @@ import { LIMITS } from '../config/limits.js';
 import { STREAM_MESSAGES } from '../errors/catalogue.js';
 import type { FlexQuery } from '../query/flex-query.js';
 import { compilePattern } from '../query/pattern.js';
-import { ALL, type TrigramQuery } from '../query/trigram-query.js';
-import { mayMatch } from '../scan/trigram-index.js';
+import { ALL, type TrigramQuery } from '../model/trigram-query.js';
+import { mayMatch } from '../shard/trigram-index.js';
 import type { SafWriter } from '../server/saf-writer.js';
 import type { ShardReader } from '../shard/shard-reader.js';
-import { INITIAL_CREDITS, type FlexBatch, type TimeFence, type WorkerMessage } from './scan-protocol.js';
-import { uniteLines, valueLines, valueOf, type ValueLines } from './flex-batch.js';
-import type { RunningScan, ScanPool } from './scan-pool.js';
+import type { TimeFence } from '../model/filters.js';
+import { INITIAL_CREDITS, type FlexBatch, type WorkerMessage } from './local/scan-protocol.js';
+import { uniteLines, valueLines, valueOf, type ValueLines } from './local/flex-batch.js';
+import type { RunningScan, ScanPool } from './local/scan-pool.js';
 
 export interface FlexPlanPart {
   shard: ShardReader;

@@ -14,17 +14,17 @@
 
 import { reverseName } from '../dns/name.js';
 import { rrtypeToText } from '../dns/rrtype.js';
-import { inFence, keepType } from '../query/filters.js';
+import { inFence, keepType } from '../model/filters.js';
 import { STREAM_MESSAGES } from '../errors/catalogue.js';
-import { minNonZero } from '../ingest/aggregate.js';
-import { nextTurn } from './turns.js';
+import { minNonZero } from '../model/sighting.js';
+import { nextTurn } from '../lib/turns.js';
 import type { LookupQuery, NameMatch } from '../query/lookup-query.js';
 import type { SafWriter } from '../server/saf-writer.js';
-import { findExact, isOneLabel, prefixRange } from '../shard/blob-search.js';
+import { findExact, isOneLabel, prefixRange } from '../shard/blob.js';
 import { ShardReader } from '../shard/shard-reader.js';
-import { mergeSorted } from './merge.js';
-import { jsonString } from './json-text.js';
-import type { TimeFence } from './scan-protocol.js';
+import { mergeSorted } from '../lib/merge.js';
+import { jsonString } from '../render/json-text.js';
+import type { TimeFence } from '../model/filters.js';
 
 /** One result row before aggregation: an RRset, or one record of an RRset (rdata lookups). */
 interface Row {

@@ -13,18 +13,18 @@
 import path from 'node:path';
 import { rm } from 'node:fs/promises';
 import { LIMITS } from '../config/limits.js';
-import { mergeInto, RrsetTable } from '../ingest/aggregate.js';
-import { runOnThreads, threadsFor } from '../ingest/threads.js';
-import type { Observation } from '../ingest/observation.js';
+import { addSighting } from '../model/sighting.js';
+import { RrsetTable } from './rrset-table.js';
+import { runOnThreads, threadsFor } from '../lib/threads.js';
+import type { Observation } from '../model/observation.js';
 import { readManifest, updateManifest, type ShardEntry } from './manifest.js';
 import { WriterLock } from './file-lock.js';
-import { ShardReader } from './shard-reader.js';
+import { ShardReader, type ShardHandle } from './shard-reader.js';
 import { shardRrsets } from './shard-rrsets.js';
-import { mergeSorted } from '../search/merge.js';
-import { lowerBound } from './blob-search.js';
+import { mergeSorted } from '../lib/merge.js';
+import { lowerBound } from './blob.js';
 import { buildShardBody, writeShardFile } from './shard-writer.js';
 import { SHARD_HEADER_BYTES } from './format.js';
-import type { ShardHandle } from '../search/scan-protocol.js';
 
 export interface CompactSummary {
   inputShards: number;
@@ -154,7 +154,7 @@ export async function compactRange(t: CompactRange): Promise<CompactRangeResult>
     });
     for (const group of mergeSorted(inputs)) {
       const merged: Observation = { ...group[0]!.rrset };
-      for (let i = 1; i < group.length; i++) mergeInto(merged, group[i]!.rrset);
+      for (let i = 1; i < group.length; i++) addSighting(merged, group[i]!.rrset);
       rrsetsIn += group.length;
       batch.add(merged);
       if (batch.size >= t.shardRrsetsMax) await flush();

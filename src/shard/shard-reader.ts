@@ -11,14 +11,17 @@ import path from 'node:path';
 import { ShardCorruptError } from '../errors/catalogue.js';
 import { SHARD_HEADER_BYTES, verifyShard } from './format.js';
 import { Blob, Shard, TrigramIndex } from './generated/shard_generated.js';
+import type { BlobColumns } from './blob.js';
 import { mapFile } from './mapped-file.js';
-import type { TrigramIndexParts } from '../scan/trigram-index.js';
+import type { TrigramIndexParts } from './trigram-index.js';
 
-export interface BlobColumns {
-  /** Buffer over the mapping (RE2 needs Buffers, never strings). */
-  blob: Buffer;
-  offsets: Uint32Array;
+/** A shard as it crosses to a worker thread: the mapping is shared, never copied. */
+export interface ShardHandle {
+  name: string;
+  buffer: SharedArrayBuffer;
 }
+
+export type { BlobColumns } from './blob.js';
 
 export interface FlexColumns extends BlobColumns {
   entryStarts: Uint32Array;

@@ -2,7 +2,7 @@
 // (reversed owner, rrtype, bailiwick, rdata), with the same sort key the
 // writer used. Compaction merges shards through this.
 
-import type { Observation, Rdata } from '../ingest/observation.js';
+import type { Observation, Rdata } from '../model/observation.js';
 import { reverseName } from '../dns/name.js';
 import { ShardReader } from './shard-reader.js';
 

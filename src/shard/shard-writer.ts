@@ -1,7 +1,7 @@
 // ShardWriter: aggregated RRsets in, one immutable shard file out.
 //
 // Contract: buildShardBody() takes RRsets that are already aggregated (see
-// src/ingest/aggregate.ts; each key at most once) in any order and returns the
+// src/shard/rrset-table.ts; each key at most once) in any order and returns the
 // FlatBuffer of schema/shard.fbs; writeShardFile() publishes it under a new
 // name with the header of format.ts (temp file, fsync, rename, fsync dir).
 // A shard file is never written twice: compaction writes new files and swaps
@@ -22,8 +22,9 @@ import * as flatbuffers from 'flatbuffers';
 import { reverseName } from '../dns/name.js';
 import { rdataTargetName } from '../dns/rdata-names.js';
 import { RR, isFlexRdataType } from '../dns/rrtype.js';
-import { Column, minNonZero, type RrsetTable } from '../ingest/aggregate.js';
-import { buildTrigramIndex, type TrigramIndexParts } from '../scan/trigram-index.js';
+import { minNonZero } from '../model/sighting.js';
+import { Column, type RrsetTable } from './rrset-table.js';
+import { buildTrigramIndex, type TrigramIndexParts } from './trigram-index.js';
 import { LIMITS } from '../config/limits.js';
 import { asDiskFull } from '../errors/catalogue.js';
 import { encodeHeader, SHARD_FILE_SUFFIX, SHARD_FORMAT_VERSION } from './format.js';

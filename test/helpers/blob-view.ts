@@ -2,9 +2,9 @@
 // that tests can also hand the scanners empty records and bytes the writer
 // would refuse. `shared` puts it in a SharedArrayBuffer, as shards are.
 
-import type { BlobView } from '../../src/scan/blob-searcher.js';
+import type { BlobColumns } from '../../src/shard/blob.js';
 
-export function makeView(records: readonly string[], shared = false): BlobView {
+export function makeView(records: readonly string[], shared = false): BlobColumns {
   const total = records.reduce((n, r) => n + r.length + 1, 0);
   const blob = shared ? Buffer.from(new SharedArrayBuffer(total)) : Buffer.alloc(total);
   const offsets = new Uint32Array(records.length + 1);

@@ -216,7 +216,7 @@ describe('errors', () => {
     expect(ok2.status).toBe(200);
   });
   it('answers 403 without a key or with a bad one', async () => {
-    for (const h of [{}, { 'X-API-Key': 'deadbeef'.repeat(8) }]) {
+    for (const h of [{}, { 'X-API-Key': 'deadbeef'.repeat(8) }] as Record<string, string>[]) {
       const r = await get(server, '/pdns/v2/regex/rrnames/x', h);
       expect(r.status).toBe(403);
       expect(r.body).toBe('Error: Bad API key\n');

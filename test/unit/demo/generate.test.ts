@@ -5,8 +5,8 @@ import { DEMO_EPOCH_START, DEMO_NOW_DEFAULT, demoObservations } from '../../../s
 import { normalizeName } from '../../../src/dns/name.js';
 import { rdataFromText, rdataToText } from '../../../src/dns/rdata.js';
 import { rrtypeToText } from '../../../src/dns/rrtype.js';
-import { RrsetTable } from '../../../src/ingest/aggregate.js';
-import type { Observation } from '../../../src/ingest/observation.js';
+import { RrsetTable } from '../../../src/shard/rrset-table.js';
+import type { Observation } from '../../../src/model/observation.js';
 
 const N = 100_000;
 const all: Observation[] = [...demoObservations({ records: N })];

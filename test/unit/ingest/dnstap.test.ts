@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { nameToWire } from '../../../src/dns/name.js';
-import type { Observation } from '../../../src/ingest/observation.js';
+import type { Observation } from '../../../src/model/observation.js';
 import { dnstapObservations, dnstapResponses } from '../../../src/ingest/dnstap.js';
 import { sensorStats } from '../../../src/ingest/sensor.js';
 import { AA, QR, RD, a, be32, cat, collect, collectingContext, dnsMessage, tempFile } from './wire-fixtures.js';

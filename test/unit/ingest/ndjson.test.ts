@@ -7,9 +7,10 @@ import { LIMITS } from '../../../src/config/limits.js';
 import { rdataFromText, rdataToText } from '../../../src/dns/rdata.js';
 import { rrtypeToText } from '../../../src/dns/rrtype.js';
 import { IngestError } from '../../../src/errors/catalogue.js';
-import { RrsetTable } from '../../../src/ingest/aggregate.js';
+import { RrsetTable } from '../../../src/shard/rrset-table.js';
 import { ndjsonObservations } from '../../../src/ingest/ndjson.js';
-import type { IngestContext, Observation } from '../../../src/ingest/observation.js';
+import type { Observation } from '../../../src/model/observation.js';
+import type { IngestContext } from '../../../src/ingest/context.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const JSON_DIR = path.resolve(here, '../../../../shared/data/real/json');

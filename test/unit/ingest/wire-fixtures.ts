@@ -7,7 +7,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { nameToWire } from '../../../src/dns/name.js';
-import type { IngestContext } from '../../../src/ingest/observation.js';
+import type { IngestContext } from '../../../src/ingest/context.js';
 
 export interface FixtureRr {
   name: string;

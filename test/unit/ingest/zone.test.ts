@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } f
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { serialDate, zoneObservations, type ZoneOptions } from '../../../src/ingest/zone.js';
-import type { Observation } from '../../../src/ingest/observation.js';
+import type { Observation } from '../../../src/model/observation.js';
 import { rrtypeToText } from '../../../src/dns/rrtype.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));

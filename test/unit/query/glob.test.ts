@@ -5,8 +5,8 @@ import RE2 from 're2';
 import { describe, expect, test } from 'vitest';
 import { globToRegex } from '../../../src/query/glob.js';
 import { compilePattern } from '../../../src/query/pattern.js';
-import { formatQuery } from '../../../src/query/trigram-query.js';
-import { makeMatcher, scanRecords } from '../../../src/scan/blob-searcher.js';
+import { formatQuery } from '../../../src/model/trigram-query.js';
+import { makeMatcher, scanRecords } from '../../../src/search/local/blob-searcher.js';
 import { makeView } from '../../helpers/blob-view.js';
 
 

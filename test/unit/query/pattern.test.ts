@@ -8,13 +8,14 @@ import RE2 from 're2';
 import { describe, expect, test } from 'vitest';
 import { LIMITS } from '../../../src/config/limits.js';
 import { atomBytes, byteClass, compilePattern, literalBytes, recordMatcher, type CompiledPattern } from '../../../src/query/pattern.js';
-import { makeMatcher, recordMatches, scanRecords, type BlobView } from '../../../src/scan/blob-searcher.js';
-import { buildTrigramIndex, candidates } from '../../../src/scan/trigram-index.js';
+import { makeMatcher, recordMatches, scanRecords } from '../../../src/search/local/blob-searcher.js';
+import type { BlobColumns } from '../../../src/shard/blob.js';
+import { buildTrigramIndex, candidates } from '../../../src/shard/trigram-index.js';
 import { seededRandom } from '../../../src/demo/prng.js';
 import { makeView } from '../../helpers/blob-view.js';
 
 
-function blobHits(p: CompiledPattern, view: BlobView): number[] {
+function blobHits(p: CompiledPattern, view: BlobColumns): number[] {
   const re = makeMatcher(p);
   const hits: number[] = [];
   const end = scanRecords(re, view, 0, view.offsets.length - 1, (i) => { hits.push(i); return true; }, () => false);

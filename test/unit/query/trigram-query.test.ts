@@ -5,9 +5,8 @@
 import RE2 from 're2';
 import { describe, expect, test } from 'vitest';
 import { compilePattern } from '../../../src/query/pattern.js';
-import {
-  ALL, andQuery, formatQuery, NONE, orQuery, queryHolds, trigramCode, type TrigramQuery,
-} from '../../../src/query/trigram-query.js';
+import { andQuery, orQuery } from '../../../src/query/trigram-query.js';
+import { ALL, formatQuery, NONE, queryHolds, trigramCode, type TrigramQuery } from '../../../src/model/trigram-query.js';
 import { seededRandom } from '../../../src/demo/prng.js';
 
 const plan = (pattern: string) => formatQuery(compilePattern('regex', pattern).trigrams);

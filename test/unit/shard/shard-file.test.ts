@@ -2,7 +2,7 @@ import { copyFileSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestObservations } from '../../../src/ingest/run.js';
-import type { Observation } from '../../../src/ingest/observation.js';
+import type { Observation } from '../../../src/model/observation.js';
 import { rdataFromText } from '../../../src/dns/rdata.js';
 import { ShardReader } from '../../../src/shard/shard-reader.js';
 import { readManifest } from '../../../src/shard/manifest.js';

@@ -4,9 +4,9 @@
 // line text back with the functions below and never rebuilds a line, except
 // for a value several shards hold, whose lines it unites by rrtype.
 
-import { LIMITS } from '../config/limits.js';
-import { rrtypeToText } from '../dns/rrtype.js';
-import { jsonString } from './json-text.js';
+import { LIMITS } from '../../config/limits.js';
+import { rrtypeToText } from '../../dns/rrtype.js';
+import { jsonString } from '../../render/json-text.js';
 import type { FlexBatch } from './scan-protocol.js';
 
 /** Collects one batch in the worker. */

@@ -4,15 +4,16 @@
 
 import RE2 from 're2';
 import { describe, expect, test } from 'vitest';
-import { LIMITS } from '../../../src/config/limits.js';
-import { compilePattern } from '../../../src/query/pattern.js';
-import { everyRecord, makeMatcher, recordMatches, scanRecords, type BlobView } from '../../../src/scan/blob-searcher.js';
-import { makeView } from '../../helpers/blob-view.js';
+import { LIMITS } from '../../../../src/config/limits.js';
+import { compilePattern } from '../../../../src/query/pattern.js';
+import { everyRecord, makeMatcher, recordMatches, scanRecords } from '../../../../src/search/local/blob-searcher.js';
+import type { BlobColumns } from '../../../../src/shard/blob.js';
+import { makeView } from '../../../helpers/blob-view.js';
 
 
 const matcher = (pattern: string) => makeMatcher(compilePattern('regex', pattern));
 
-function scanAll(re: RE2, view: BlobView, from = 0, to = view.offsets.length - 1): number[] {
+function scanAll(re: RE2, view: BlobColumns, from = 0, to = view.offsets.length - 1): number[] {
   const hits: number[] = [];
   expect(scanRecords(re, view, from, to, (i) => { hits.push(i); return true; }, () => false)).toBe(to);
   return hits;

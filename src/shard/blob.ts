@@ -4,7 +4,15 @@
 // checks and native call cost more than that loop (it was the largest single
 // cost of an exact lookup: 22 steps per shard).
 
-import type { BlobColumns } from './shard-reader.js';
+/**
+ * A blob of newline-terminated records and where each starts: record i is
+ * blob[offsets[i] .. offsets[i+1] - 1), its newline excluded.
+ */
+export interface BlobColumns {
+  /** Buffer over the mapping (RE2 needs Buffers, never strings). */
+  blob: Buffer;
+  offsets: Uint32Array;
+}
 
 /** Sign of record [start, end) of `bytes` against key[0 .. keyLen), a shorter prefix first. */
 function compareRecord(bytes: Uint8Array, start: number, end: number, key: Uint8Array, keyLen: number): number {

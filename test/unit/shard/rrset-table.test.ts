@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { RrsetTable } from '../../../src/ingest/aggregate.js';
-import type { Observation } from '../../../src/ingest/observation.js';
+import { RrsetTable } from '../../../src/shard/rrset-table.js';
+import type { Observation } from '../../../src/model/observation.js';
 
 function a(rrname: string, addrs: number[], count = 1, bailiwick = 'example.'): Observation {
   return {

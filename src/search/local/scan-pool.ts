@@ -14,8 +14,8 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
-import { LIMITS } from '../config/limits.js';
-import { DIST_ROOT } from '../config/paths.js';
+import { LIMITS } from '../../config/limits.js';
+import { DIST_ROOT } from '../../config/paths.js';
 import {
   CONTROL_CANCEL, CONTROL_CREDITS, CONTROL_SLOTS, INITIAL_CREDITS, type FlexTask, type WorkerMessage,
 } from './scan-protocol.js';

@@ -16,31 +16,14 @@
 // its next check (every LIMITS.scanSliceMs of scanning).
 
 import type { MessagePort } from 'node:worker_threads';
+import type { TimeFence, TypeFilter } from '../../model/filters.js';
+import type { ShardHandle } from '../../shard/shard-reader.js';
 
 export const CONTROL_CANCEL = 0;
 export const CONTROL_CREDITS = 1;
 export const CONTROL_SLOTS = 2;
 /** Batches a worker may post ahead of the socket. */
 export const INITIAL_CREDITS = 4;
-
-/** Inclusive-exclusive time fences in epoch seconds; undefined = no fence. */
-export interface TimeFence {
-  firstBefore?: number;
-  firstAfter?: number;
-  lastBefore?: number;
-  lastAfter?: number;
-}
-
-/**
- * Which rrtypes a query keeps: every type, ANY (every non-DNSSEC type),
- * ANY-DNSSEC (only the DNSSEC types), or one type code.
- */
-export type TypeFilter = 'all' | 'any' | 'any-dnssec' | number;
-
-export interface ShardHandle {
-  name: string;
-  buffer: SharedArrayBuffer;
-}
 
 export interface FlexTask {
   kind: 'flex';

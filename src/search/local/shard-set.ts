@@ -13,8 +13,8 @@
 
 import { existsSync, statSync, watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
-import { MANIFEST_FILE, readManifest } from '../shard/manifest.js';
-import { ShardReader } from '../shard/shard-reader.js';
+import { MANIFEST_FILE, readManifest } from '../../shard/manifest.js';
+import { ShardReader } from '../../shard/shard-reader.js';
 
 export interface Snapshot {
   readonly generation: number;

@@ -2,7 +2,20 @@
 // standard alike, so both mean exactly the same thing.
 
 import { isDnssecType } from '../dns/rrtype.js';
-import type { TimeFence, TypeFilter } from '../search/scan-protocol.js';
+
+/** Strict time fences in epoch seconds (see inFence); undefined = no fence. */
+export interface TimeFence {
+  firstBefore?: number;
+  firstAfter?: number;
+  lastBefore?: number;
+  lastAfter?: number;
+}
+
+/**
+ * Which rrtypes a query keeps: every type, ANY (every non-DNSSEC type),
+ * ANY-DNSSEC (only the DNSSEC types), or one type code.
+ */
+export type TypeFilter = 'all' | 'any' | 'any-dnssec' | number;
 
 export function keepType(f: TypeFilter, rrtype: number): boolean {
   if (f === 'all') return true;

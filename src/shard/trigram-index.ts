@@ -30,8 +30,8 @@
 // result would exceed the caller's budget (the blob scan is then cheaper).
 
 import assert from 'node:assert/strict';
-import type { TrigramQuery } from '../query/pattern.js';
-import type { BlobView } from './blob-searcher.js';
+import type { TrigramQuery } from '../model/trigram-query.js';
+import type { BlobColumns } from './blob.js';
 
 export interface TrigramIndexParts {
   keys: Uint32Array;
@@ -61,7 +61,7 @@ function varintLength(v: number): number {
 }
 
 /** Builds the index of a blob (over its lower-cased bytes). */
-export function buildTrigramIndex(view: BlobView): TrigramIndexParts {
+export function buildTrigramIndex(view: BlobColumns): TrigramIndexParts {
   const { blob, offsets } = view;
   const n = offsets.length - 1;
   assert.ok(n >= 0 && offsets[n] === blob.length, 'offsets must end at the blob length');

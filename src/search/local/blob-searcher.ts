@@ -2,7 +2,7 @@
 // compiled RE2 and reports matching records, in order (ripgrep's "searcher"
 // role; the worker is the sink).
 //
-// Input: a BlobView, i.e. all records of a column joined as one byte blob,
+// Input: a BlobColumns, i.e. all records of a column joined as one byte blob,
 // each followed by `\n`, with offsets[i] = start of record i and
 // offsets[n] = blob length. The matcher comes from makeMatcher() over a
 // CompiledPattern whose blobSource can never match `\n` (pattern.ts), so
@@ -26,13 +26,10 @@
 
 import assert from 'node:assert/strict';
 import RE2 from 're2';
-import { LIMITS } from '../config/limits.js';
-import type { CompiledPattern } from '../query/pattern.js';
+import { LIMITS } from '../../config/limits.js';
+import type { CompiledPattern } from '../../query/pattern.js';
+import type { BlobColumns } from '../../shard/blob.js';
 
-export interface BlobView {
-  blob: Buffer;
-  offsets: Uint32Array;
-}
 
 /** Hits between two shouldStop() calls inside one chunk (a dense match-all makes ~3 M hits/s). */
 const HITS_PER_CHECK = 256;
@@ -63,7 +60,7 @@ function recordAt(offsets: Uint32Array, pos: number, lo: number, hi: number): nu
  * (== to when done). Stops early when onRecord returns false. Checks `shouldStop()` roughly every LIMITS.scanChunkBytes
  * bytes (cancellation) and returns the resume index.
  */
-export function scanRecords(re: RE2, view: BlobView, from: number, to: number, onRecord: (i: number) => boolean,
+export function scanRecords(re: RE2, view: BlobColumns, from: number, to: number, onRecord: (i: number) => boolean,
   shouldStop: () => boolean): number {
   const { blob, offsets } = view;
   assert.ok(from >= 0 && from <= to && to < offsets.length, `record range [${from}, ${to}) outside 0..${offsets.length - 1}`);
@@ -121,7 +118,7 @@ export function everyRecord(from: number, to: number, onRecord: (i: number) => b
 }
 
 /** Test a single record (used for trigram candidates and for exclude). */
-export function recordMatches(re: RE2, view: BlobView, i: number): boolean {
+export function recordMatches(re: RE2, view: BlobColumns, i: number): boolean {
   const { offsets } = view;
   return re.test(view.blob.subarray(offsets[i]!, offsets[i + 1]! - 1));
 }

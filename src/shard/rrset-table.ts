@@ -18,22 +18,8 @@
 // held, and ingest hands the table to the writer and starts a new one when it
 // passes the --memory-rrsets budget (LIMITS.ingestRrsetsInMemoryMax).
 
-import type { Observation, Rdata } from './observation.js';
-
-export function minNonZero(a: number, b: number): number {
-  if (a === 0) return b;
-  if (b === 0) return a;
-  return a < b ? a : b;
-}
-
-/** Folds `from` into `into` (same aggregation key). */
-export function mergeInto(into: Observation, from: Observation): void {
-  into.count += from.count;
-  into.timeFirst = minNonZero(into.timeFirst, from.timeFirst);
-  into.timeLast = Math.max(into.timeLast, from.timeLast);
-  into.zoneTimeFirst = minNonZero(into.zoneTimeFirst, from.zoneTimeFirst);
-  into.zoneTimeLast = Math.max(into.zoneTimeLast, from.zoneTimeLast);
-}
+import type { Observation, Rdata } from '../model/observation.js';
+import { addSighting, noSighting, type Sighting } from '../model/sighting.js';
 
 type TypedArray = Uint8Array | Uint16Array | Uint32Array | Int32Array | Float64Array;
 interface TypedArrayClass<T extends TypedArray> {
@@ -149,6 +135,7 @@ export class RrsetTable {
   readonly zoneTimeLast = new Column(Uint32Array);
 
   private readonly rows: number[] = [];
+  private readonly scratch = noSighting();
 
   constructor() {
     this.rdataStarts.push(0);
@@ -188,11 +175,7 @@ export class RrsetTable {
     const bailiwick = intern(this.bailiwickIds, this.bailiwicks, o.bailiwick);
     const have = this.find(owner, o.rrtype, bailiwick, rows);
     if (have >= 0) {
-      this.count.set(have, this.count.get(have) + o.count);
-      this.timeFirst.set(have, minNonZero(this.timeFirst.get(have), o.timeFirst));
-      this.timeLast.set(have, Math.max(this.timeLast.get(have), o.timeLast));
-      this.zoneTimeFirst.set(have, minNonZero(this.zoneTimeFirst.get(have), o.zoneTimeFirst));
-      this.zoneTimeLast.set(have, Math.max(this.zoneTimeLast.get(have), o.zoneTimeLast));
+      this.setSighting(have, addSighting(this.sightingOf(have), o));
       return;
     }
     this.link(owner, this.owner.length, o.rrtype, bailiwick, rows);
@@ -206,6 +189,25 @@ export class RrsetTable {
     this.timeLast.push(o.timeLast);
     this.zoneTimeFirst.push(o.zoneTimeFirst);
     this.zoneTimeLast.push(o.zoneTimeLast);
+  }
+
+  /** The sighting columns of row i, in a scratch object (valid until the next call). */
+  private sightingOf(i: number): Sighting {
+    const s = this.scratch;
+    s.count = this.count.get(i);
+    s.timeFirst = this.timeFirst.get(i);
+    s.timeLast = this.timeLast.get(i);
+    s.zoneTimeFirst = this.zoneTimeFirst.get(i);
+    s.zoneTimeLast = this.zoneTimeLast.get(i);
+    return s;
+  }
+
+  private setSighting(i: number, s: Sighting): void {
+    this.count.set(i, s.count);
+    this.timeFirst.set(i, s.timeFirst);
+    this.timeLast.set(i, s.timeLast);
+    this.zoneTimeFirst.set(i, s.zoneTimeFirst);
+    this.zoneTimeLast.set(i, s.zoneTimeLast);
   }
 
   /** The row of the RRset (owner, rrtype, bailiwick, rdata ids in canonical order), or -1. */

@@ -8,9 +8,9 @@ import { fileURLToPath } from 'node:url';
 import RE2 from 're2';
 import { describe, expect, test } from 'vitest';
 import { compilePattern } from '../../../src/query/pattern.js';
-import { ALL, NONE, queryHolds, trigramCode, type TrigramQuery } from '../../../src/query/trigram-query.js';
-import { makeMatcher, recordMatches, scanRecords } from '../../../src/scan/blob-searcher.js';
-import { buildTrigramIndex, candidates, decodePostings, encodePostings, mayMatch } from '../../../src/scan/trigram-index.js';
+import { ALL, NONE, queryHolds, trigramCode, type TrigramQuery } from '../../../src/model/trigram-query.js';
+import { makeMatcher, recordMatches, scanRecords } from '../../../src/search/local/blob-searcher.js';
+import { buildTrigramIndex, candidates, decodePostings, encodePostings, mayMatch } from '../../../src/shard/trigram-index.js';
 import { seededRandom } from '../../../src/demo/prng.js';
 import { makeView } from '../../helpers/blob-view.js';
 

@@ -1,0 +1,94 @@
+// ShardSpiller: the shards one writing run (an ingest, or one thread's part
+// of it) builds from observations. Observations are aggregated in an
+// RrsetTable; whenever it holds `memoryRrsets` RRsets it is written out as a
+// shard file and replaced, so that budget, not the input, bounds memory.
+// Nothing is visible to readers until publish() lists every file in ONE
+// manifest swap; abort() deletes them instead.
+
+import { mkdirSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import type { Observation } from '../model/observation.js';
+import { SHARD_HEADER_BYTES } from './format.js';
+import { updateManifest, type ShardEntry } from './manifest.js';
+import { RrsetTable } from './rrset-table.js';
+import { buildShardBody, writeShardFile } from './shard-writer.js';
+
+/** A shard file an ingest run has written and not yet published. */
+export interface WrittenShard {
+  file: string;
+  rrsets: number;
+  bytes: number;
+}
+
+/**
+ * Holds the aggregator of one run (or of one thread's part of a run) and the
+ * shard files it has written but not yet published. publish() lists them all
+ * in one manifest swap; abort() deletes them.
+ */
+export class ShardSpiller {
+  private table = new RrsetTable();
+  private readonly written: WrittenShard[] = [];
+  records = 0;
+  rrsets = 0;
+  /** Observations added, before aggregation, over every table of the run. */
+  observations = 0;
+
+  /** `writer`: the run's WriterLock id (file-lock.ts), taken by the thread that publishes. */
+  constructor(private readonly dataDir: string, private readonly label: string, private readonly now: number,
+    readonly memoryRrsets: number, readonly writer: string) {
+    mkdirSync(dataDir, { recursive: true });
+  }
+
+  async add(o: Observation): Promise<void> {
+    this.records += o.rdata.length;
+    this.observations++;
+    this.table.add(o);
+    if (this.table.size >= this.memoryRrsets) await this.spill();
+  }
+
+  async spill(): Promise<void> {
+    if (this.table.size === 0) return;
+    const { body, stats } = buildShardBody(this.table, this.label, this.now);
+    this.table = new RrsetTable();
+    const file = await writeShardFile(this.dataDir, body, this.now, this.writer);
+    this.written.push({ file, rrsets: stats.rrsets, bytes: body.byteLength + SHARD_HEADER_BYTES });
+    this.rrsets += stats.rrsets;
+  }
+
+  /** Shards written by another thread for this run: published or deleted with this one's. */
+  adopt(shards: readonly WrittenShard[], records: number, observations: number): void {
+    for (const w of shards) {
+      this.written.push(w);
+      this.rrsets += w.rrsets;
+    }
+    this.records += records;
+    this.observations += observations;
+  }
+
+  /** Deletes shard files written for this run by another thread that are not (and will not be) adopted. */
+  async discard(shards: readonly WrittenShard[]): Promise<void> {
+    for (const w of shards) await rm(path.join(this.dataDir, w.file), { force: true });
+  }
+
+  /** Writes what is held and returns every shard written, unpublished (the parallel ingest worker's end). */
+  async close(): Promise<WrittenShard[]> {
+    await this.spill();
+    return this.written;
+  }
+
+  async publish(): Promise<string[]> {
+    await this.spill();
+    if (this.written.length > 0) {
+      await updateManifest(this.dataDir, (m) => [
+        ...m.shards,
+        ...this.written.map((w): ShardEntry => ({ ...w, createdAt: this.now, source: this.label })),
+      ]);
+    }
+    return this.written.map((w) => w.file);
+  }
+
+  async abort(): Promise<void> {
+    await this.discard(this.written);
+  }
+}
