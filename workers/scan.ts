@@ -16,7 +16,7 @@ import { candidates } from '../src/shard/trigram-index.js';
 import { ShardReader, type FlexColumns } from '../src/shard/shard-reader.js';
 import { BatchBuilder } from '../src/search/local/flex-batch.js';
 import {
-  CONTROL_CANCEL, CONTROL_CREDITS, type FlexTask, type FlexTaskResult, type WorkerMessage,
+  CONTROL_CANCEL, CONTROL_CREDITS, type FlexTask, type WorkerMessage,
 } from '../src/search/local/scan-protocol.js';
 
 void parentPort;
@@ -71,13 +71,11 @@ function hex(bytes: Uint8Array): string {
   return s;
 }
 
-export default function scan(task: FlexTask): FlexTaskResult {
+export default function scan(task: FlexTask): void {
   const control = new Int32Array(task.control);
   const port = task.port;
   const post = (m: WorkerMessage) => port.postMessage(m);
-  let regexHits = 0;
   let matched = 0;
-  let usedIndex = false;
   try {
     const shard = shardFor(task);
     const cols: FlexColumns = task.target === 'rrnames' ? shard.flexNames : shard.flexRdata;
@@ -119,7 +117,6 @@ export default function scan(task: FlexTask): FlexTaskResult {
     };
 
     const onRecord = (i: number): boolean => {
-      regexHits++;
       if (exclude && recordMatches(exclude, view, i)) return true;
       const value = ShardReader.record(cols, i);
       const e0 = cols.entryStarts[i]!;
@@ -146,7 +143,6 @@ export default function scan(task: FlexTask): FlexTaskResult {
     const cand = candidates(cols.trigrams, main.trigrams, recordCount,
       Math.floor(recordCount * LIMITS.trigramCandidateFractionMax));
     if (cand !== 'scan') {
-      usedIndex = true;
       // Candidates are ascending record ids; take those inside [from, to).
       for (let k = 0; k < cand.length; k++) {
         const i = cand[k]!;
@@ -189,12 +185,11 @@ export default function scan(task: FlexTask): FlexTaskResult {
       if ((paused || turnOver || matched >= task.want) && !cancelled() && at < to) resumeAt = at;
     }
     flush();
-    post({ type: 'end', regexHits, usedIndex, cancelled: cancelled(), ...(resumeAt !== undefined ? { resumeAt } : {}) });
+    post({ type: 'end', cancelled: cancelled(), ...(resumeAt !== undefined ? { resumeAt } : {}) });
   } catch (err) {
     const e = err as { code?: string; message?: string };
     post({ type: 'error', code: e.code ?? 'INTERNAL', message: e.message ?? String(err) });
   } finally {
     port.close();
   }
-  return { regexHits, matched };
 }

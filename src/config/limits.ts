@@ -26,6 +26,21 @@ export const LIMITS = Object.freeze({
   re2MaxMemBytes: 8 << 20,
   /** A scan running longer than this ends with a `failed` terminator. */
   scanTimeoutMs: 120_000,
+  /** A standard search (lookup, summarize) running longer than this ends with a `failed` terminator. */
+  lookupTimeoutMs: 60_000,
+  /**
+   * Results the merge visits (skipped by offset or written) before it gives
+   * the front-end thread to other requests for a loop iteration. 512 lookup
+   * rows cost ~0.5-1 ms (bench/lookup.ts), within the few ms a request may
+   * hold the thread.
+   */
+  pageGroupsPerTurn: 512,
+  /**
+   * Index rows a lookup source reads (matching or not: a fence or rrtype
+   * filter may drop them all) before it waits a turn: the same bound for work
+   * that writes nothing.
+   */
+  lookupRowsPerTurn: 2_048,
   /** Bytes of blob one scan step covers before it checks the cancel flag and yields a batch (~1 ms at 1 GB/s). */
   scanChunkBytes: 1 << 20,
   /** Matches per batch posted from a worker; ~1,000 names or 32-64 KB moves 10-18 M items/s. */
@@ -204,6 +219,8 @@ export function checkLimits(): void {
   assert.ok(L.lineBytesMax < L.writeChunkBytes, 'one line must fit in one write chunk');
   assert.ok(L.shardBytesMax < 2 ** 31, 'FlatBuffers offsets are signed 32-bit');
   assert.ok(L.keepAliveIntervalMs < L.scanTimeoutMs, 'keep-alives must come before the scan timeout');
+  assert.ok(L.keepAliveIntervalMs < L.lookupTimeoutMs, 'keep-alives must come before the lookup timeout');
+  assert.ok(L.pageGroupsPerTurn >= 1 && L.lookupRowsPerTurn >= 1, 'a turn must make progress');
   assert.ok(L.batchItemsMax > 0 && L.poolQueueMax > 0, 'batches and queue must be positive');
   assert.ok(L.apiKeyCharsMin >= 16 && L.apiKeyCharsMin < L.apiKeyCharsMax, 'API key length bounds must be sane');
   assert.ok(L.trialResultsMax <= L.resultsDefault && L.resultsDefault <= L.resultsMaxCeiling, 'trial results_max must not exceed the default');

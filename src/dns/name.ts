@@ -409,16 +409,35 @@ export function reverseName(name: string): string {
   }
   const labels: string[] = [];
   let start = 0;
-  for (let i = 0; i < body.length; i++) {
-    const c = body.charCodeAt(i);
-    if (c === 0x5c) i++;
-    else if (c === 0x2e) {
-      labels.push(body.slice(start, i));
-      start = i + 1;
-    }
+  for (let dot = labelEnd(body, 0); dot >= 0; dot = labelEnd(body, start)) {
+    labels.push(body.slice(start, dot));
+    start = dot + 1;
   }
   labels.push(body.slice(start));
   return `${labels.reverse().join('.')}.`;
+}
+
+/**
+ * Index of the first dot at or after `from` that ends a label, or -1: the one
+ * label walk of presentation names. A backslash takes the next character
+ * into the label (`\.` is a dot inside a label, `\\` a backslash); `\DDD`
+ * holds no dot.
+ */
+export function labelEnd(name: string, from = 0): number {
+  for (let i = from; i < name.length; i++) {
+    const c = name.charCodeAt(i);
+    if (c === 0x5c) i++;
+    else if (c === 0x2e) return i;
+  }
+  return -1;
+}
+
+/**
+ * True when `rest` (what follows a matched prefix of a presentation name) is
+ * exactly one more label with its trailing dot.
+ */
+export function isOneLabel(rest: string): boolean {
+  return rest.length >= 2 && labelEnd(rest) === rest.length - 1;
 }
 
 /** True when the final dot of `name` is escaped (`a\.`), i.e. part of a label. */

@@ -9,19 +9,8 @@ import { ipv4FromText, ipv6FromText } from '../dns/ip.js';
 import { nameFromWire, normalizeName } from '../dns/name.js';
 import { RR, rrtypeFromText } from '../dns/rrtype.js';
 import type { TypeFilter } from '../model/filters.js';
+import type { NameMatch } from '../model/name-match.js';
 import { parseBool, parseCommon, parseCount, type CommonParams } from './params.js';
-
-/** How a name value matches owner names or rdata names. */
-export type NameMatch =
-  | { mode: 'exact'; name: string }
-  /** `*.example.com`: the name and everything under it. */
-  | { mode: 'under'; name: string }
-  /** `+.example.com`: exactly one label under the name. */
-  | { mode: 'one-under'; name: string }
-  /** `www.example.*`: names starting with these labels. `prefix` ends with a dot. */
-  | { mode: 'starts'; prefix: string }
-  /** `www.example.+`: these labels and exactly one more. */
-  | { mode: 'one-more'; prefix: string };
 
 export type LookupValue =
   | { kind: 'name'; match: NameMatch }

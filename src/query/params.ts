@@ -74,6 +74,13 @@ export function parseCommon(q: Map<string, string>, now: number): CommonParams {
   };
 }
 
+/** A request's paging and fences once the key's licence is applied (applyKey). */
+export interface Effective {
+  limit: number;
+  offset: number;
+  fence: TimeFence;
+}
+
 export interface KeyWindow {
   resultsMax: number;
   offsetMax: number | undefined;
@@ -87,7 +94,7 @@ export interface KeyWindow {
  * and the key's time fence, which can only narrow what the request asked.
  * A fenced key sees an RRset only if its sightings overlap the window.
  */
-export function applyKey(p: CommonParams, key: KeyWindow): { limit: number; offset: number; fence: TimeFence } {
+export function applyKey(p: CommonParams, key: KeyWindow): Effective {
   const requested = p.limit ?? LIMITS.resultsDefault;
   const limit = requested === 0 ? key.resultsMax : Math.min(requested, key.resultsMax);
   if (p.offset > 0) {

@@ -1,8 +1,9 @@
-// The HTTP front end: uWebSockets.js routes, content negotiation, auth and
-// quota (src/auth), and hand-off to the searches, which stream through a
-// SafWriter. One request flows one way:
-//   route -> Accept -> parse -> admit (key, quota) -> licence (limit, offset,
-//   fence) -> plan -> scan workers -> merge -> SafWriter -> socket
+// The HTTP front end: uWebSockets.js routes, content negotiation, and the
+// one path every search takes (spec 5, 7, 8):
+//   route -> Accept -> parse (400) -> authenticate (403/401) -> licence
+//   (416) -> plan and reserve capacity (503) -> charge (503/429) -> stream
+// Nothing is charged for a request refused before the charge, and the
+// charge is the last refusal: once it passes, the answer is a 200 stream.
 //
 // Everything read from the uWS HttpRequest is read synchronously in the
 // handler (the request object dies when it returns), and onAborted is
@@ -11,17 +12,14 @@
 import { LIMITS, checkLimits } from '../config/limits.js';
 import { API_ERRORS, ApiError, isApiError, STREAM_MESSAGES, type ApiErrorCode } from '../errors/catalogue.js';
 import { AccessGate, type Grant } from '../auth/access-gate.js';
-import { parseFlexQuery } from '../query/flex-query.js';
-import { parseLookupQuery } from '../query/lookup-query.js';
 import { applyKey } from '../query/params.js';
-import { parseQueryString } from '../query/percent.js';
-import { compileFlex, planFlex, runFlexSearch } from '../search/flex-search.js';
-import { runLookup } from '../search/lookup-search.js';
-import { ScanPool } from '../search/local/scan-pool.js';
-import { ShardSet } from '../search/local/shard-set.js';
+import type { SearchBackend } from '../search/backend.js';
+import { LocalBackend } from '../search/local/local-backend.js';
+import { Exchange } from './exchange.js';
 import { log } from './log.js';
 import { acceptsNdjson, route } from './router.js';
 import { SafWriter } from './saf-writer.js';
+import { parseSearch, type SearchRequest } from './search-request.js';
 import { setNotSentLowat } from './socket-tuning.js';
 import { uws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
 
@@ -46,245 +44,184 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-const REASONS: Record<number, string> = {
-  200: 'OK', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found',
-  415: 'Unsupported Media Type', 416: 'Range Not Satisfiable', 429: 'Too Many Requests',
-  500: 'Internal Server Error', 503: 'Service Unavailable',
-};
+const errorOf = (code: ApiErrorCode) => new ApiError(code);
 
-/** One request: what uWS gave us (read before the handler returns; uWS reuses HttpRequest) and its state. */
-class Exchange {
-  aborted = false;
-  writer: SafWriter | undefined = undefined;
-  readonly started = performance.now();
-  /** The client's address, read from the socket only when asked (a key with an allow-list). */
-  readonly ip = (): string => (this.aborted ? '' : latin1(this.res.getRemoteAddressAsText()));
+/** The streams this process has open: a bound on them, and a shutdown ends them all with a terminator. */
+class OpenStreams {
+  private reserved = 0;
+  private readonly writers = new Set<SafWriter>();
 
-  constructor(readonly res: HttpResponse, readonly url: string, readonly query: string, readonly accept: string,
-    readonly apiKey: string | undefined) {}
+  /** Holds a place for one more stream, or refuses with 503 before anything is charged. */
+  reserve(): void {
+    if (this.reserved >= LIMITS.searchesInFlightMax) throw errorOf('OVERLOADED');
+    this.reserved++;
+  }
+
+  release(): void {
+    this.reserved--;
+  }
+
+  add(w: SafWriter): void {
+    this.writers.add(w);
+  }
+
+  delete(w: SafWriter): void {
+    this.writers.delete(w);
+  }
+
+  endAll(message: string): void {
+    for (const w of this.writers) w.endEarly(message);
+  }
 }
 
-/** An address as text (ASCII): a JS loop is several times cheaper than TextDecoder for ~15 bytes. */
-function latin1(ab: ArrayBuffer): string {
-  const b = new Uint8Array(ab);
-  let s = '';
-  for (let i = 0; i < b.length; i++) s += String.fromCharCode(b[i]!);
-  return s;
-}
+/** The request handlers, over the backend and the gate this server was started with. */
+class FrontEnd {
+  closing = false;
+  readonly streams = new OpenStreams();
 
-function sendError(x: Exchange, code: ApiErrorCode, headers: ReadonlyArray<readonly [string, string]> = []): void {
-  if (x.aborted) return;
-  const e = API_ERRORS[code];
-  x.res.cork(() => {
-    x.res.writeStatus(`${e.status} ${REASONS[e.status] ?? ''}`);
-    x.res.writeHeader('Content-Type', `${e.contentType}; charset=utf-8`);
-    for (const [k, v] of headers) x.res.writeHeader(k, v);
-    x.res.end(e.contentType === 'text/plain' ? `${e.text}\n` : e.text);
-  });
-}
+  constructor(private readonly backend: SearchBackend, private readonly gate: AccessGate, private readonly keepAliveMs: number) {}
 
-function sendJson(x: Exchange, body: object, headers: ReadonlyArray<readonly [string, string]> = []): void {
-  if (x.aborted) return;
-  x.res.cork(() => {
-    x.res.writeStatus('200 OK');
-    x.res.writeHeader('Content-Type', 'application/json');
-    for (const [k, v] of headers) x.res.writeHeader(k, v);
-    x.res.end(JSON.stringify(body) + '\n');
-  });
-}
-
-export async function startServer(opts: ServerOptions): Promise<RunningServer> {
-  checkLimits();
-  const shards = new ShardSet(opts.dataDir, (msg, extra) => log.info(extra ?? {}, msg));
-  const snap = shards.load();
-  shards.watch();
-  const gate = AccessGate.open(opts.dataDir);
-  const pool = new ScanPool({
-    ...(opts.threads !== undefined ? { threads: opts.threads } : {}),
-    ...(opts.queueMax !== undefined ? { queueMax: opts.queueMax } : {}),
-    ...(opts.scanTurnMs !== undefined ? { turnMs: opts.scanTurnMs } : {}),
-  });
-  const keepAliveMs = opts.keepAliveMs ?? LIMITS.keepAliveIntervalMs;
-  let inFlight = 0;
-  /** Streams that have begun and not ended: a shutdown ends them with a terminator. */
-  const open = new Set<SafWriter>();
-  let closing = false;
-  log.info({ shards: snap.shards.length, generation: snap.generation, threads: pool.threads, keepAliveMs }, 'shards loaded');
-
-  const app: TemplatedApp = opts.tlsCert && opts.tlsKey
-    ? uws.SSLApp({ cert_file_name: opts.tlsCert, key_file_name: opts.tlsKey })
-    : uws.App();
-
-  const handleFlex = async (x: Exchange, segments: string[]) => {
-    const q = parseQueryString(x.query);
-    if (!q) throw new ApiError('UNPARSABLE_REQUEST');
-    const now = Math.floor(Date.now() / 1000);
-    const fq = parseFlexQuery(segments, q, now);
-    // applyKey runs as admit's check, before the charge, so that an offset
-    // the key does not allow (416) costs no quota; admit runs it for every search.
-    let applied: ReturnType<typeof applyKey> | undefined;
-    const grant = await gate.admit(x.apiKey, x.ip, 'flex', (limits) => { applied = applyKey(fq, limits); });
-    try {
-      if (x.aborted) return;
-      const eff = applied!;
-      const current = shards.current();
-      const patterns = compileFlex(fq);
-      const plan = planFlex(fq, patterns, eff.fence, current.shards, pool.threads);
-      const tasks = plan.reduce((n, p) => n + p.length, 0);
-      if (pool.wouldOverflow(tasks) || inFlight >= LIMITS.searchesInFlightMax) throw new ApiError('OVERLOADED');
-      const w = new SafWriter(x.res, keepAliveMs);
-      x.writer = w;
-      w.begin(grant.headers);
-      inFlight++;
-      open.add(w);
-      try {
-        const outcome = await runFlexSearch(fq, patterns, eff, plan, pool, w);
-        logRequest(x, grant, 200, {
-          results: outcome.results, terminator: outcome.terminator,
-          ...(grant.limits.private ? {} : {
-            method: fq.method, target: fq.target, pattern: fq.pattern, exclude: fq.exclude, id: fq.id, swclient: fq.swclient, version: fq.version,
-          }),
-        });
-      } finally {
-        inFlight--;
-        open.delete(w);
-      }
-    } finally {
-      grant.release();
-    }
-  };
-
-  const handleLookup = async (x: Exchange, segments: string[]) => {
-    const q = parseQueryString(x.query);
-    if (!q) throw new ApiError('UNPARSABLE_REQUEST');
-    const now = Math.floor(Date.now() / 1000);
-    const lq = parseLookupQuery(segments, q, now);
-    let applied: ReturnType<typeof applyKey> | undefined;
-    const grant = await gate.admit(x.apiKey, x.ip, lq.summarize ? 'summarize' : 'lookup', (limits) => { applied = applyKey(lq, limits); });
-    try {
-      if (x.aborted) return;
-      const eff = applied!;
-      if (inFlight >= LIMITS.searchesInFlightMax) throw new ApiError('OVERLOADED');
-      const w = new SafWriter(x.res, keepAliveMs);
-      x.writer = w;
-      w.begin(grant.headers);
-      inFlight++;
-      open.add(w);
-      try {
-        const outcome = await runLookup(lq, eff, shards.current().shards, w);
-        logRequest(x, grant, 200, {
-          results: outcome.results, terminator: outcome.terminator,
-          ...(grant.limits.private ? {} : { path: x.url, id: lq.id, swclient: lq.swclient, version: lq.version }),
-        });
-      } finally {
-        inFlight--;
-        open.delete(w);
-      }
-    } finally {
-      grant.release();
-    }
-  };
-
-  const handleRateLimit = async (x: Exchange) => {
-    const body = await gate.rateLimit(x.apiKey, x.ip);
-    sendJson(x, body);
-  };
-
-  const handle = async (x: Exchange) => {
+  async handle(x: Exchange): Promise<void> {
     const r = route(x.url);
     switch (r.kind) {
       case 'not_found':
-        sendError(x, 'NOT_FOUND');
-        return;
+        return x.sendError(errorOf('NOT_FOUND'));
       case 'ping':
-        sendJson(x, { ping: 'ok' });
-        return;
+        return x.sendJson({ ping: 'ok' });
       case 'rate_limit':
-        await handleRateLimit(x);
-        return;
+        return x.sendJson(await this.gate.rateLimit(x.apiKey, x.ip));
       case 'flex':
-        if (!acceptsNdjson(x.accept)) throw new ApiError('NOT_ACCEPTABLE');
-        await handleFlex(x, r.segments);
-        return;
       case 'lookup':
-      case 'summarize':
-        if (!acceptsNdjson(x.accept)) throw new ApiError('NOT_ACCEPTABLE');
-        await handleLookup(x, r.segments);
-        return;
+      case 'summarize': {
+        if (!acceptsNdjson(x.accept)) throw errorOf('NOT_ACCEPTABLE');
+        const now = Math.floor(Date.now() / 1000);
+        return this.search(x, parseSearch(r.kind, r.segments, x.query, x.url, now, this.backend));
+      }
     }
-  };
+  }
 
-  const logRequest = (x: Exchange, grant: Grant | undefined, status: number, extra: object) => {
+  /** Admits, charges and streams one search. */
+  private async search(x: Exchange, req: SearchRequest): Promise<void> {
+    // The licence check, the plan and the reservation run inside admit,
+    // before the charge: a 416 or a 503 costs the client no quota.
+    let admitted: { run: ReturnType<SearchRequest['plan']> } | undefined;
+    const grant = await this.gate.admit(x.apiKey, x.ip, req.endpoint, (limits) => {
+      const run = req.plan(applyKey(req.params, limits));
+      this.streams.reserve();
+      admitted = { run };
+    }).catch((err: unknown) => {
+      if (admitted !== undefined) this.streams.release();
+      throw err;
+    });
+    try {
+      if (x.aborted) return;
+      const w = new SafWriter(x.res, this.keepAliveMs);
+      x.writer = w;
+      w.begin(grant.headers);
+      this.streams.add(w);
+      try {
+        const outcome = await admitted!.run(w);
+        this.logRequest(x, grant, { results: outcome.results, terminator: outcome.terminator, ...(grant.limits.private ? {} : req.logFields) });
+      } finally {
+        this.streams.delete(w);
+      }
+    } finally {
+      this.streams.release();
+      grant.release();
+    }
+  }
+
+  private logRequest(x: Exchange, grant: Grant, extra: object): void {
     // Checked first so that a quieter level does not even build the record.
     if (!log.isLevelEnabled('info')) return;
-    log.info({ status, ms: Math.round(performance.now() - x.started), key: grant?.limits.fingerprint, ...extra }, 'request');
-  };
+    log.info({ status: 200, ms: Math.round(performance.now() - x.started), key: grant.limits.fingerprint, ...extra }, 'request');
+  }
 
-  app.get('/*', (res: HttpResponse, req: HttpRequest) => {
+  /** uWS's handler for every GET. */
+  onGet(res: HttpResponse, req: HttpRequest): void {
     const x = new Exchange(res, req.getUrl(), req.getQuery() ?? '', req.getHeader('accept'), req.getHeader('x-api-key') || undefined);
     res.onAborted(() => {
       x.aborted = true;
       x.writer?.markAborted();
     });
-    if (x.url.length > LIMITS.urlBytesMax) {
-      sendError(x, 'EXCEPTION');
-      return;
-    }
+    if (x.url.length > LIMITS.urlBytesMax) return x.sendError(errorOf('EXCEPTION'));
     // Shutting down: a kept-alive connection may still send a request.
-    if (closing) {
-      sendError(x, 'OVERLOADED');
+    if (this.closing) return x.sendError(errorOf('OVERLOADED'));
+    this.handle(x).catch((err: unknown) => this.onError(x, err));
+  }
+
+  private onError(x: Exchange, err: unknown): void {
+    if (x.aborted) return;
+    if (x.writer && !x.writer.done) {
+      // 200 already sent: the stream must end with a terminator.
+      log.error({ err }, 'search failed after begin');
+      x.writer.end('failed', STREAM_MESSAGES.INTERNAL);
       return;
     }
-    handle(x).catch((err: unknown) => {
-      if (x.aborted) return;
-      if (x.writer && !x.writer.done) {
-        // 200 already sent: the stream must end with a terminator.
-        log.error({ err }, 'search failed after begin');
-        x.writer.failed('Internal error');
-        return;
-      }
-      if (isApiError(err)) {
-        // A refusal the environment caused (the key store's disk is full)
-        // is the operator's to fix: the client gets the catalogue text, the
-        // log gets why.
-        const cause = (err as { cause?: unknown }).cause;
-        if (cause !== undefined) log.warn({ err: cause, code: err.code }, 'request refused');
-        sendError(x, err.code);
-        return;
-      }
-      log.error({ err }, 'internal error');
-      sendError(x, 'INTERNAL');
-    });
-  });
+    if (isApiError(err)) {
+      // A refusal the environment caused (the key store's disk is full) is
+      // the operator's to fix: the client gets the catalogue text, the log
+      // gets why.
+      const cause = (err as { cause?: unknown }).cause;
+      if (cause !== undefined) log.warn({ err: cause, code: err.code }, 'request refused');
+      x.sendError(err instanceof ApiError ? err : errorOf(err.code));
+      return;
+    }
+    log.error({ err }, 'internal error');
+    x.sendError(errorOf('INTERNAL'));
+  }
+}
+
+function createApp(opts: ServerOptions, front: FrontEnd): TemplatedApp {
+  const app = opts.tlsCert && opts.tlsKey ? uws.SSLApp({ cert_file_name: opts.tlsCert, key_file_name: opts.tlsKey }) : uws.App();
+  app.get('/*', (res, req) => front.onGet(res, req));
   // Every endpoint is GET; other methods get the front end's 404.
   app.any('/*', (res: HttpResponse) => {
     res.cork(() => {
       res.writeStatus('404 Not Found').writeHeader('Content-Type', 'text/html; charset=utf-8').end(API_ERRORS.NOT_FOUND.text);
     });
   });
+  return app;
+}
 
-  const listenSocket = await new Promise<us_listen_socket>((resolve, reject) => {
-    app.listen(opts.host, opts.port, (sock) => (sock ? resolve(sock) : reject(new Error(`cannot listen on ${opts.host}:${opts.port}`))));
+async function listen(app: TemplatedApp, host: string, port: number): Promise<us_listen_socket> {
+  const sock = await new Promise<us_listen_socket>((resolve, reject) => {
+    app.listen(host, port, (s) => (s ? resolve(s) : reject(new Error(`cannot listen on ${host}:${port}`))));
   });
-  const port = uws.us_socket_local_port(listenSocket);
-  const tuned = setNotSentLowat(port, LIMITS.socketNotSentLowatBytes);
-  if (tuned !== 1) log.warn({ port, sockets: tuned }, 'TCP_NOTSENT_LOWAT not set on the listening socket; very slow readers may be cut off');
-  const scheme = opts.tlsCert ? 'https' : 'http';
+  const bound = uws.us_socket_local_port(sock);
+  const tuned = setNotSentLowat(bound, LIMITS.socketNotSentLowatBytes);
+  if (tuned !== 1) log.warn({ port: bound, sockets: tuned }, 'TCP_NOTSENT_LOWAT not set on the listening socket; very slow readers may be cut off');
+  return sock;
+}
+
+export async function startServer(opts: ServerOptions): Promise<RunningServer> {
+  checkLimits();
+  const backend = new LocalBackend({
+    dataDir: opts.dataDir,
+    log: (msg, extra) => log.info(extra ?? {}, msg),
+    ...(opts.threads !== undefined ? { threads: opts.threads } : {}),
+    ...(opts.queueMax !== undefined ? { queueMax: opts.queueMax } : {}),
+    ...(opts.scanTurnMs !== undefined ? { turnMs: opts.scanTurnMs } : {}),
+  });
+  const gate = AccessGate.open(opts.dataDir);
+  const keepAliveMs = opts.keepAliveMs ?? LIMITS.keepAliveIntervalMs;
+  log.info({ ...backend.describe(), keepAliveMs }, 'shards loaded');
+  const front = new FrontEnd(backend, gate, keepAliveMs);
+  const sock = await listen(createApp(opts, front), opts.host, opts.port);
+  const port = uws.us_socket_local_port(sock);
   const hostForUrl = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
   return {
     port,
-    url: `${scheme}://${hostForUrl}:${port}`,
+    url: `${opts.tlsCert ? 'https' : 'http'}://${hostForUrl}:${port}`,
     async close() {
       // No new connections; open streams end with a terminator saying why
-      // (their scans are cancelled as for a client that hung up); then the
-      // workers and the key store close.
-      closing = true;
-      uws.us_listen_socket_close(listenSocket);
-      for (const w of open) w.endEarly(STREAM_MESSAGES.SHUTDOWN);
-      shards.close();
-      await pool.close();
+      // (their searches stop as for a client that hung up); then the
+      // backend and the key store close.
+      front.closing = true;
+      uws.us_listen_socket_close(sock);
+      front.streams.endAll(STREAM_MESSAGES.SHUTDOWN);
+      await backend.close();
       gate.close();
     },
   };
 }
-

@@ -1,10 +1,9 @@
 // SafWriter: the NDJSON "streaming API framing" (SAF) of one 200 response,
 // written to a uWS HttpResponse with backpressure.
 //
-// Contract:
-//   begin() commits to status 200, the headers and {"cond":"begin"}; line()
-//   appends one object line; exactly one of succeeded()/limited()/failed()
-//   ends it.
+// Contract: the ResultSink of search/sink.ts. begin() commits to status
+// 200, the headers and {"cond":"begin"}; text() appends result lines; end()
+// writes the one terminator (render/saf.ts holds the framing lines).
 // Nothing goes to the socket until the first chunk is full, the response
 // ends, or keepAliveMs passes: a small lookup leaves in ONE cork and one
 // send (status, headers, Content-Length body) instead of three, which is
@@ -21,10 +20,9 @@
 // during a long scan.
 
 import { LIMITS } from '../config/limits.js';
+import { BEGIN_LINE, KEEPALIVE_LINE, terminatorLine, type Terminator } from '../render/saf.js';
+import type { ResultSink } from '../search/sink.js';
 import type { HttpResponse } from './uws.js';
-
-const BEGIN = '{"cond":"begin"}\n';
-const KEEPALIVE = '{}\n';
 
 /**
  * One timer for every open stream with the same keep-alive interval: a
@@ -68,7 +66,7 @@ function tickerFor(keepAliveMs: number): KeepAliveTicker {
   return t;
 }
 
-export class SafWriter {
+export class SafWriter implements ResultSink {
   private pending: string[] = [];
   private pendingBytes = 0;
   private backpressured = false;
@@ -111,7 +109,7 @@ export class SafWriter {
    */
   endEarly(message: string): void {
     if (this.done) return;
-    this.failed(message);
+    this.end('failed', message);
     this.markAborted();
   }
 
@@ -132,7 +130,7 @@ export class SafWriter {
   begin(headers: ReadonlyArray<readonly [string, string]>): void {
     if (this.aborted) return;
     this.headers = headers;
-    this.line(BEGIN.slice(0, -1));
+    this.text(BEGIN_LINE);
     this.lastWrite = Date.now();
     this.keepAlive = tickerFor(this.keepAliveMs);
     this.keepAlive.add(this);
@@ -142,8 +140,8 @@ export class SafWriter {
   keepAliveTick(): void {
     if (!this.ended && !this.aborted && !this.backpressured && Date.now() - this.lastWrite >= this.keepAliveMs) {
       if (this.pendingBytes === 0) {
-        this.pending.push(KEEPALIVE);
-        this.pendingBytes += KEEPALIVE.length;
+        this.pending.push(KEEPALIVE_LINE);
+        this.pendingBytes += KEEPALIVE_LINE.length;
       }
       this.flush();
     }
@@ -159,15 +157,7 @@ export class SafWriter {
     for (const [k, v] of headers) this.res.writeHeader(k, v);
   }
 
-  /** Appends one line (without its newline). */
-  line(json: string): void {
-    if (this.ended || this.aborted) return;
-    this.pending.push(json, '\n');
-    this.pendingBytes += json.length + 1;
-    if (this.pendingBytes >= this.chunkBytes) this.flush();
-  }
-
-  /** Appends lines rendered elsewhere, each ending in a newline (flexible search's worker batches). */
+  /** Appends lines, each ending in a newline. */
   text(lines: string): void {
     if (this.ended || this.aborted || lines.length === 0) return;
     this.pending.push(lines);
@@ -207,21 +197,14 @@ export class SafWriter {
     return new Promise((r) => this.waiters.push(r));
   }
 
-  succeeded(msg?: string): void {
-    this.finish(msg === undefined ? '{"cond":"succeeded"}' : JSON.stringify({ cond: 'succeeded', msg }));
-  }
-
-  limited(msg: string): void {
-    this.finish(JSON.stringify({ cond: 'limited', msg }));
-  }
-
-  failed(msg: string): void {
-    this.finish(JSON.stringify({ cond: 'failed', msg }));
+  /** Ends the stream with its terminator line. */
+  end(cond: Terminator, msg?: string): void {
+    this.finish(terminatorLine(cond, msg));
   }
 
   private finish(terminator: string): void {
     if (this.ended || this.aborted) return;
-    this.line(terminator);
+    this.text(terminator);
     this.ended = true;
     this.stopKeepAlive();
     const chunk = this.pending.join('');

@@ -4,16 +4,13 @@
 // and lets a slow reader's socket report progress sooner (see the addon for
 // the why and the figures).
 
-import { createRequire } from 'node:module';
-import path from 'node:path';
-import { PACKAGE_ROOT } from '../config/paths.js';
+import { loadAddon } from '../lib/native.js';
 
 interface SocketAddon {
   setNotSentLowat(port: number, bytes: number): number;
 }
 
-const require = createRequire(import.meta.url);
-const addon = require(path.join(PACKAGE_ROOT, 'native', 'build', 'Release', 'rrscan_socket.node')) as SocketAddon;
+const addon = loadAddon<SocketAddon>('rrscan_socket');
 
 /** Sets TCP_NOTSENT_LOWAT on this process's socket listening on `port`; returns how many sockets changed (1). */
 export function setNotSentLowat(port: number, bytes: number): number {

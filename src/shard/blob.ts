@@ -1,8 +1,12 @@
-// Binary search over a sorted blob (see the blob convention in shard.fbs).
+// Blobs: the shard format's sorted string columns (see the blob convention in
+// schema/shard.fbs), and binary search over them.
+//
 // Comparisons run on the mapped bytes in place, in a JS loop: a name differs
 // from its neighbours within a few bytes, and Buffer#compare's argument
 // checks and native call cost more than that loop (it was the largest single
 // cost of an exact lookup: 22 steps per shard).
+
+import { partitionPoint } from '../lib/lower-bound.js';
 
 /**
  * A blob of newline-terminated records and where each starts: record i is
@@ -14,27 +18,27 @@ export interface BlobColumns {
   offsets: Uint32Array;
 }
 
-/** Sign of record [start, end) of `bytes` against key[0 .. keyLen), a shorter prefix first. */
-function compareRecord(bytes: Uint8Array, start: number, end: number, key: Uint8Array, keyLen: number): number {
-  const len = end - start;
+/** Record i of a blob as a string (latin1 is exact: records are ASCII). */
+export function blobRecord(b: BlobColumns, i: number): string {
+  return b.blob.toString('latin1', b.offsets[i]!, b.offsets[i + 1]! - 1);
+}
+
+/** Records in the blob. */
+export function blobLength(b: BlobColumns): number {
+  return b.offsets.length - 1;
+}
+
+/** Sign of record i of `b` against key[0 .. keyLen), a shorter prefix first. */
+function compareRecord(b: BlobColumns, i: number, key: Uint8Array, keyLen: number): number {
+  const bytes = b.blob;
+  const start = b.offsets[i]!;
+  const len = b.offsets[i + 1]! - 1 - start;
   const n = len < keyLen ? len : keyLen;
-  for (let i = 0; i < n; i++) {
-    const d = bytes[start + i]! - key[i]!;
+  for (let j = 0; j < n; j++) {
+    const d = bytes[start + j]! - key[j]!;
     if (d !== 0) return d;
   }
   return len - keyLen;
-}
-
-/** First record index whose bytes are >= key[0 .. keyLen). */
-function lowerBoundBytes(b: BlobColumns, key: Uint8Array, keyLen: number, lo: number, hi: number): number {
-  const bytes = b.blob;
-  const offsets = b.offsets;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (compareRecord(bytes, offsets[mid]!, offsets[mid + 1]! - 1, key, keyLen) < 0) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 // Search keys are encoded into this scratch array rather than a fresh
@@ -49,37 +53,23 @@ function encodeKey(key: string): number {
   return key.length;
 }
 
-/** First record index whose bytes are >= key (printable ASCII). */
-export function lowerBound(b: BlobColumns, key: string, lo = 0, hi = b.offsets.length - 1): number {
-  return lowerBoundBytes(b, scratch, encodeKey(key), lo, hi);
+/** First record index in [lo, hi) whose bytes are >= key (printable ASCII). */
+export function blobLowerBound(b: BlobColumns, key: string, lo = 0, hi = blobLength(b)): number {
+  const n = encodeKey(key);
+  return partitionPoint(lo, hi, (i) => compareRecord(b, i, scratch, n) < 0);
 }
 
 /** Record range [from, to) of records that start with `prefix` (printable ASCII). */
 export function prefixRange(b: BlobColumns, prefix: string): [number, number] {
-  const from = lowerBound(b, prefix);
+  const from = blobLowerBound(b, prefix);
   // 0x7F sorts after every byte a record may hold (0x20..0x7E).
-  const to = lowerBound(b, prefix + '\x7f', from);
+  const to = blobLowerBound(b, prefix + '\x7f', from);
   return [from, to];
 }
 
 /** Index of the record equal to key, or -1. */
 export function findExact(b: BlobColumns, key: string): number {
-  const n = encodeKey(key);
-  const i = lowerBoundBytes(b, scratch, n, 0, b.offsets.length - 1);
-  if (i >= b.offsets.length - 1) return -1;
-  return compareRecord(b.blob, b.offsets[i]!, b.offsets[i + 1]! - 1, scratch, n) === 0 ? i : -1;
-}
-
-/**
- * True when `rest` (what follows a matched prefix) is exactly one more label
- * with its trailing dot. Escaped dots (`\.`) do not end a label.
- */
-export function isOneLabel(rest: string): boolean {
-  if (rest.length < 2 || rest[rest.length - 1] !== '.') return false;
-  for (let i = 0; i < rest.length - 1; i++) {
-    const c = rest[i];
-    if (c === '\\') i++;
-    else if (c === '.') return false;
-  }
-  return true;
+  const i = blobLowerBound(b, key);
+  if (i >= blobLength(b)) return -1;
+  return compareRecord(b, i, scratch, encodeKey(key)) === 0 ? i : -1;
 }

@@ -22,7 +22,7 @@ import { WriterLock } from './file-lock.js';
 import { ShardReader, type ShardHandle } from './shard-reader.js';
 import { shardRrsets } from './shard-rrsets.js';
 import { mergeSorted } from '../lib/merge.js';
-import { lowerBound } from './blob.js';
+import { blobLowerBound } from './blob.js';
 import { buildShardBody, writeShardFile } from './shard-writer.js';
 import { SHARD_HEADER_BYTES } from './format.js';
 
@@ -148,8 +148,8 @@ export async function compactRange(t: CompactRange): Promise<CompactRangeResult>
   try {
     const inputs = readers.map((r) => {
       const end = r.owners.offsets.length - 1;
-      const from = t.from === undefined ? 0 : lowerBound(r.owners, t.from);
-      const to = t.to === undefined ? end : lowerBound(r.owners, t.to);
+      const from = t.from === undefined ? 0 : blobLowerBound(r.owners, t.from);
+      const to = t.to === undefined ? end : blobLowerBound(r.owners, t.to);
       return shardRrsets(r, from, to);
     });
     for (const group of mergeSorted(inputs)) {

@@ -15,17 +15,15 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { closeSync, constants, ftruncateSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
-import { PACKAGE_ROOT } from '../config/paths.js';
+import { loadAddon } from '../lib/native.js';
 
 interface FlockAddon {
   tryLock(fd: number, exclusive: boolean): boolean;
   unlock(fd: number): void;
 }
 
-const require = createRequire(import.meta.url);
-const addon = require(path.join(PACKAGE_ROOT, 'native', 'build', 'Release', 'rrscan_flock.node')) as FlockAddon;
+const addon = loadAddon<FlockAddon>('rrscan_flock');
 
 export class FileLock {
   private constructor(private path: string, private fd: number | undefined) {}

@@ -7,16 +7,13 @@
 // threads receive by reference: one mapping serves every thread, RSS counts
 // the pages once, and the page cache is shared with other processes.
 
-import { createRequire } from 'node:module';
-import path from 'node:path';
-import { PACKAGE_ROOT } from '../config/paths.js';
+import { loadAddon } from '../lib/native.js';
 
 interface MmapAddon {
   mapFile(file: string): SharedArrayBuffer;
 }
 
-const require = createRequire(import.meta.url);
-const addon = require(path.join(PACKAGE_ROOT, 'native', 'build', 'Release', 'rrscan_mmap.node')) as MmapAddon;
+const addon = loadAddon<MmapAddon>('rrscan_mmap');
 
 /** Read-only shared mapping of the whole file. The file must never change while mapped. */
 export function mapFile(file: string): SharedArrayBuffer {

@@ -6,16 +6,13 @@
 // Equal records are ordered by `tiebreak` (when given), then by position, so
 // the result is total and repeatable.
 
-import { createRequire } from 'node:module';
-import path from 'node:path';
-import { PACKAGE_ROOT } from '../config/paths.js';
+import { loadAddon } from '../lib/native.js';
 
 interface SortAddon {
   sortRecords(bytes: Uint8Array, offsets: Uint32Array, tiebreak?: Uint32Array): Uint32Array;
 }
 
-const require = createRequire(import.meta.url);
-const addon = require(path.join(PACKAGE_ROOT, 'native', 'build', 'Release', 'rrscan_sort.node')) as SortAddon;
+const addon = loadAddon<SortAddon>('rrscan_sort');
 
 /**
  * Record i is bytes[offsets[i] .. offsets[i+1]); returns the record indexes

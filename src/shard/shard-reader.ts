@@ -11,7 +11,11 @@ import path from 'node:path';
 import { ShardCorruptError } from '../errors/catalogue.js';
 import { SHARD_HEADER_BYTES, verifyShard } from './format.js';
 import { Blob, Shard, TrigramIndex } from './generated/shard_generated.js';
-import type { BlobColumns } from './blob.js';
+import { reverseName, isOneLabel } from '../dns/name.js';
+import { lowerBound, partitionPoint, runOf } from '../lib/lower-bound.js';
+import type { NameMatch } from '../model/name-match.js';
+import type { Sighting } from '../model/sighting.js';
+import { blobRecord, findExact, prefixRange, type BlobColumns } from './blob.js';
 import { mapFile } from './mapped-file.js';
 import type { TrigramIndexParts } from './trigram-index.js';
 
@@ -170,13 +174,181 @@ export class ShardReader {
     return this.buffer.byteLength;
   }
 
-  /** Record i of a blob as a string (latin1 is exact: records are ASCII). */
+  /** Record i of a blob as a string (see blob.ts). */
   static record(b: BlobColumns, i: number): string {
-    return b.blob.toString('latin1', b.offsets[i]!, b.offsets[i + 1]! - 1);
+    return blobRecord(b, i);
   }
 
   rdataWire(row: number): Uint8Array {
     return this.rdata.wire.subarray(this.rdata.wireOffsets[row]!, this.rdata.wireOffsets[row + 1]!);
+  }
+
+  // -------------------------------------------------------------------------
+  // Queries. Standard search reads a shard only through these, so that the
+  // layout of the indexes stays in this file; a second data backend answers
+  // the same questions its own way. Hits come in index order, each with the
+  // key it sorts by, so that several shards' hits merge into one order.
+
+  /**
+   * Owner rows whose names match, in key order, each with its key: the
+   * reversed owner name for exact and left-hand matches, the forward name
+   * for right-hand ones (`starts`, `one-more`).
+   */
+  *ownersMatching(m: NameMatch): Generator<readonly [owner: number, key: string]> {
+    if (m.mode === 'starts' || m.mode === 'one-more') {
+      const fn = this.flexNames;
+      const [from, to] = prefixRange(fn, m.prefix);
+      for (let k = from; k < to; k++) {
+        const fwd = blobRecord(fn, k);
+        if (m.mode === 'one-more' && !isOneLabel(fwd.slice(m.prefix.length))) continue;
+        yield [fn.link[k]!, fwd];
+      }
+      return;
+    }
+    for (const [o, rev] of reversedMatches(this.owners, m)) yield [o, rev];
+  }
+
+  /** RRsets of owner row o are rows [rrsetsStart(o), rrsetsStart(o + 1)). */
+  rrsetsStart(o: number): number {
+    return this.ownerStarts[o]!;
+  }
+
+  /** Forward owner name of RRset row i. */
+  ownerName(i: number): string {
+    return reverseName(this.reversedOwner(i));
+  }
+
+  /** Reversed owner name of RRset row i (the first part of its sort key). */
+  reversedOwner(i: number): string {
+    return blobRecord(this.owners, runOf(this.ownerStarts, i));
+  }
+
+  rrtype(i: number): number {
+    return this.rrsets.rrtype[i]!;
+  }
+
+  /** Bailiwick of RRset row i; '' when unknown. */
+  bailiwick(i: number): string {
+    return blobRecord(this.bailiwicks, this.rrsets.bailiwick[i]!);
+  }
+
+  /** The id RRsets carry for this bailiwick, or -1 when none has it. */
+  bailiwickId(name: string): number {
+    return findExact(this.bailiwicks, name);
+  }
+
+  hasBailiwick(i: number, id: number): boolean {
+    return this.rrsets.bailiwick[i] === id;
+  }
+
+  /** Count and times of RRset row i, into `into`. */
+  sighting(i: number, into: Sighting): Sighting {
+    const rs = this.rrsets;
+    into.count = rs.count[i]!;
+    into.timeFirst = rs.timeFirst[i]!;
+    into.timeLast = rs.timeLast[i]!;
+    into.zoneTimeFirst = rs.zoneTimeFirst[i]!;
+    into.zoneTimeLast = rs.zoneTimeLast[i]!;
+    return into;
+  }
+
+  /** Presentation texts of RRset row i's records, in the stored order. */
+  rdataTexts(i: number): string[] {
+    const rs = this.rrsets;
+    const out: string[] = [];
+    for (let j = rs.rdataStarts[i]!; j < rs.rdataStarts[i + 1]!; j++) out.push(blobRecord(this.rdata.text, rs.rdataRows[j]!));
+    return out;
+  }
+
+  /** Rdata rows holding an address in [low, high] (4 or 16 bytes each), in address order, keyed by the address in hex. */
+  *rdataByAddress(family: 4 | 6, low: Uint8Array, high: Uint8Array): Generator<readonly [rdata: number, key: string]> {
+    const ix = this.index;
+    if (family === 4) {
+      const lo = Buffer.from(low).readUInt32BE(0);
+      const hi = Buffer.from(high).readUInt32BE(0);
+      for (let k = lowerBound(ix.ip4Keys, lo); k < ix.ip4Keys.length && ix.ip4Keys[k]! <= hi; k++) {
+        yield [ix.ip4Rdata[k]!, ix.ip4Keys[k]!.toString(16).padStart(8, '0')];
+      }
+      return;
+    }
+    const n = ix.ip6Rdata.length;
+    const key = (k: number) => Buffer.from(ix.ip6Keys.buffer, ix.ip6Keys.byteOffset + k * 16, 16);
+    for (let k = partitionPoint(0, n, (m) => Buffer.compare(key(m), low) < 0); k < n && Buffer.compare(key(k), high) <= 0; k++) {
+      yield [ix.ip6Rdata[k]!, key(k).toString('hex')];
+    }
+  }
+
+  /** Rdata rows whose wire form is `wire` (one per rrtype that has it), keyed by the wire form in hex. */
+  *rdataByWire(wire: Uint8Array): Generator<readonly [rdata: number, key: string]> {
+    const want = Buffer.from(wire);
+    const order = this.index.wireOrder;
+    const wireOf = (k: number) => Buffer.from(this.rdataWire(order[k]!));
+    const hex = want.toString('hex');
+    for (let k = partitionPoint(0, order.length, (m) => Buffer.compare(wireOf(m), want) < 0);
+      k < order.length && Buffer.compare(wireOf(k), want) === 0; k++) yield [order[k]!, hex];
+  }
+
+  /**
+   * Rdata rows whose rdata holds a name (NS, CNAME, MX, ...) that matches,
+   * keyed as ownersMatching keys names; the rows of one name come ordered by
+   * rrtype, then text.
+   */
+  *rdataByName(m: NameMatch): Generator<readonly [rdata: number, key: string]> {
+    const ix = this.index;
+    if (m.mode === 'starts' || m.mode === 'one-more') {
+      const order = ix.nameFwdOrder;
+      const fwdOf = (j: number) => reverseName(blobRecord(ix.nameKeys, order[j]!));
+      for (let j = partitionPoint(0, order.length, (k) => fwdOf(k) < m.prefix); j < order.length; j++) {
+        const fwd = fwdOf(j);
+        if (!fwd.startsWith(m.prefix)) break;
+        if (m.mode === 'one-more' && !isOneLabel(fwd.slice(m.prefix.length))) continue;
+        yield* this.rdataOfName(order[j]!, fwd);
+      }
+      return;
+    }
+    for (const [k, rev] of reversedMatches(ix.nameKeys, m)) yield* this.rdataOfName(k, rev);
+  }
+
+  /** The rdata rows of name key k, ordered by rrtype, then text. */
+  private *rdataOfName(k: number, key: string): Generator<readonly [rdata: number, key: string]> {
+    const ix = this.index;
+    const rows = Array.from(ix.nameRdata.subarray(ix.nameStarts[k]!, ix.nameStarts[k + 1]!));
+    rows.sort((a, b) => this.rdataType(a) - this.rdataType(b) || (this.rdataText(a) < this.rdataText(b) ? -1 : 1));
+    for (const r of rows) yield [r, key];
+  }
+
+  rdataType(r: number): number {
+    return this.rdata.rrtype[r]!;
+  }
+
+  rdataText(r: number): string {
+    return blobRecord(this.rdata.text, r);
+  }
+
+  /** RRset rows holding rdata row r are rdataRrset(j) for j in [rdataRrsetsStart(r), rdataRrsetsStart(r + 1)). */
+  rdataRrsetsStart(r: number): number {
+    return this.rdata.rrsetStarts[r]!;
+  }
+
+  rdataRrset(j: number): number {
+    return this.rdata.rrsetRows[j]!;
+  }
+}
+
+/** Records of a reversed-name blob matching an exact or left-hand name match, with their text. */
+function* reversedMatches(b: BlobColumns, m: NameMatch): Generator<readonly [number, string]> {
+  if (m.mode === 'exact') {
+    const k = findExact(b, reverseName(m.name));
+    if (k >= 0) yield [k, blobRecord(b, k)];
+    return;
+  }
+  if (m.mode !== 'under' && m.mode !== 'one-under') return;
+  const p = m.name === '.' ? '' : reverseName(m.name);
+  const [from, to] = prefixRange(b, p);
+  for (let k = from; k < to; k++) {
+    const rev = blobRecord(b, k);
+    if (m.mode === 'one-under' && !isOneLabel(rev.slice(p.length))) continue;
+    yield [k, rev];
   }
 }
 

@@ -211,8 +211,12 @@ describe.skipIf(!HAVE_REAL)('lookups on real data (DNSDB v2 examples, 2024 root 
     const r = await get(server, '/pdns/v2/summarize/rdata/ip/2620:11c:f004::104', H());
     expect(r.body).toBe(body(begin,
       { obj: { count: 18674, num_results: 3, time_first: 1427897876, time_last: 1468333042 } }, ok));
+    // compat.md: max_count stops the summing early and is not a result limit, so the stream ends `succeeded`.
     const m = await get(server, '/pdns/v2/summarize/rdata/ip/2620:11c:f004::104?max_count=20', H());
-    expect(lines(m.body)).toEqual([begin, { obj: { count: 10628, num_results: 2, time_first: 1427897876, time_last: 1468333042 } }, limited]);
+    expect(lines(m.body)).toEqual([begin, { obj: { count: 10628, num_results: 2, time_first: 1427897876, time_last: 1468333042 } }, ok]);
+    // `limit` cutting the summed results off is what ends it `limited`.
+    const l = await get(server, '/pdns/v2/summarize/rdata/ip/2620:11c:f004::104?limit=2', H());
+    expect(lines(l.body)).toEqual([begin, { obj: { count: 10628, num_results: 2, time_first: 1427897876, time_last: 1468333042 } }, limited]);
     const off = await get(server, '/pdns/v2/summarize/rdata/ip/2620:11c:f004::104?offset=1', H());
     expect(off.status).toBe(416);
   });

@@ -1,12 +1,11 @@
 // Flexible-search results as they cross from a scan worker to the front end
 // (the FlexBatch of scan-protocol.ts): the worker renders each unique value's
-// output lines with a BatchBuilder; the front end's merge reads keys and
-// line text back with the functions below and never rebuilds a line, except
-// for a value several shards hold, whose lines it unites by rrtype.
+// output lines with a BatchBuilder; the front end's sources read keys, line
+// text and rrtypes back with the functions below and never rebuild a line.
 
 import { LIMITS } from '../../config/limits.js';
-import { rrtypeToText } from '../../dns/rrtype.js';
 import { jsonString } from '../../render/json-text.js';
+import { flexNameLine, flexRdataLine } from '../../render/result-lines.js';
 import type { FlexBatch } from './scan-protocol.js';
 
 /** Collects one batch in the worker. */
@@ -35,18 +34,18 @@ export class BatchBuilder {
   }
 
   nameLine(rrtype: number): void {
-    this.text += `{"obj":{"rrname":${this.json},"rrtype":"${rrtypeToText(rrtype)}"}}\n`;
+    this.text += flexNameLine(this.json, rrtype);
     this.types.push(rrtype);
     this.kept++;
   }
 
   rdataLine(rrtype: number, rawHex: string): void {
     this.kept++;
-    const line = `{"obj":{"rdata":${this.json},"rrtype":"${rrtypeToText(rrtype)}","raw_rdata":"${rawHex}"}}`;
+    const line = flexRdataLine(this.json, rrtype, rawHex);
     // compat.md: keep lines well under 64 KiB; a longer rdata is left out
     // rather than breaking clients (the value still counts as a result).
-    if (line.length > LIMITS.lineBytesMax) return;
-    this.text += line + '\n';
+    if (line.length - 1 > LIMITS.lineBytesMax) return; // its newline aside
+    this.text += line;
     this.types.push(rrtype);
   }
 
@@ -79,41 +78,7 @@ export function valueLines(b: FlexBatch, i: number): string {
   return b.text.slice(i === 0 ? 0 : b.ends[i - 1]!, b.ends[i]!);
 }
 
-/** The line text and rrtypes of one value, for uniting. */
-export interface ValueLines {
-  text: string;
-  types: ArrayLike<number>;
-}
-
-export function valueOf(b: FlexBatch, i: number): ValueLines {
-  return { text: valueLines(b, i), types: b.types.subarray(i === 0 ? 0 : b.typeEnds[i - 1]!, b.typeEnds[i]!) };
-}
-
-/**
- * The lines of one value held by two shards: one line per rrtype, ascending;
- * for an rrtype both hold, the first's line (the lines are equal: one value
- * of one rrtype has one wire form).
- */
-export function uniteLines(a: ValueLines, b: ValueLines): ValueLines {
-  const la = a.text.split('\n');
-  const lb = b.text.split('\n');
-  const types: number[] = [];
-  let text = '';
-  let i = 0;
-  let j = 0;
-  while (i < a.types.length || j < b.types.length) {
-    const ta = i < a.types.length ? a.types[i]! : Infinity;
-    const tb = j < b.types.length ? b.types[j]! : Infinity;
-    if (ta <= tb) {
-      text += la[i]! + '\n';
-      types.push(ta);
-      i++;
-      if (ta === tb) j++;
-    } else {
-      text += lb[j]! + '\n';
-      types.push(tb);
-      j++;
-    }
-  }
-  return { text, types };
+/** The rrtypes of value i's lines. */
+export function batchTypes(b: FlexBatch, i: number): Uint16Array {
+  return b.types.subarray(i === 0 ? 0 : b.typeEnds[i - 1]!, b.typeEnds[i]!);
 }

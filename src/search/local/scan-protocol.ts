@@ -69,12 +69,6 @@ export interface FlexBatch {
 
 export type WorkerMessage =
   | { type: 'batch'; batch: FlexBatch }
-  // regexHits: records the pattern matched, before exclude, rrtype and fence filters.
   // resumeAt: the task stopped early (no credits, its `want` found, or its turn over); records [resumeAt, to) are still to scan.
-  | { type: 'end'; regexHits: number; usedIndex: boolean; cancelled: boolean; resumeAt?: number }
+  | { type: 'end'; cancelled: boolean; resumeAt?: number }
   | { type: 'error'; code: string; message: string };
-
-export interface FlexTaskResult {
-  regexHits: number;
-  matched: number;
-}

@@ -1,0 +1,37 @@
+// SearchBackend: the seam between the search layer and the data.
+//
+// The search layer (flex-search.ts, lookup-search.ts) validates nothing and
+// knows no storage: it asks a backend to plan a query, and later to open the
+// plan's sorted sources (sources.ts), which it merges, pages and writes to a
+// ResultSink. Today's backend is the local shards and scan workers
+// (local/local-backend.ts); a second one (a remote data tier) implements the
+// same two questions and nothing else changes.
+//
+// Planning happens before the request is charged, opening after: a backend
+// that cannot take a search now says so from plan (ApiError OVERLOADED, a
+// 503 that costs the client no quota), and nothing runs until open.
+
+import type { FlexQuery } from '../query/flex-query.js';
+import type { LookupQuery } from '../query/lookup-query.js';
+import type { Effective } from '../query/params.js';
+import type { FlexSource, LookupSource, OpenSources, SourceEvents } from './sources.js';
+
+export interface FlexPlan {
+  /** RE2's own words when the pattern or exclude does not compile: the answer is an in-stream `failed`. */
+  readonly error: string | undefined;
+  open(events: SourceEvents): OpenSources<FlexSource>;
+}
+
+export interface LookupPlan {
+  open(events: SourceEvents): OpenSources<LookupSource>;
+}
+
+export interface SearchBackend {
+  /** Plans a flexible search over the data as it is now; throws ApiError OVERLOADED when it cannot take it. */
+  planFlex(q: FlexQuery, eff: Effective): FlexPlan;
+  /** Plans a standard search (lookup or summarize) over the data as it is now. */
+  planLookup(q: LookupQuery, eff: Effective): LookupPlan;
+  /** What to log about the data at start-up and on reload. */
+  describe(): Record<string, unknown>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,57 @@
+// The local data backend: the data directory's shards (memory-mapped, hot
+// reloaded on manifest swaps; shard-set.ts) and the pool of scan workers
+// (scan-pool.ts). Flexible searches scan on the workers; standard searches
+// read the shards' indexes on the calling thread (lookup-sources.ts).
+
+import { ApiError } from '../../errors/catalogue.js';
+import type { FlexQuery } from '../../query/flex-query.js';
+import type { LookupQuery } from '../../query/lookup-query.js';
+import type { Effective } from '../../query/params.js';
+import type { FlexPlan, LookupPlan, SearchBackend } from '../backend.js';
+import { openFlexSources } from './flex-sources.js';
+import { compileFlex, planFlex } from './flex-plan.js';
+import { openLookupSources } from './lookup-sources.js';
+import { ScanPool, type ScanPoolOptions } from './scan-pool.js';
+import { ShardSet } from './shard-set.js';
+
+export interface LocalBackendOptions extends ScanPoolOptions {
+  dataDir: string;
+  /** Where the shard set reports reloads and failed reloads. */
+  log?: (msg: string, extra?: object) => void;
+}
+
+export class LocalBackend implements SearchBackend {
+  private readonly shards: ShardSet;
+  private readonly pool: ScanPool;
+
+  /** Loads the current shards (throws when a listed shard is corrupt) and starts watching for new ones. */
+  constructor(opts: LocalBackendOptions) {
+    this.shards = new ShardSet(opts.dataDir, opts.log);
+    this.shards.load();
+    this.shards.watch();
+    this.pool = new ScanPool(opts);
+  }
+
+  planFlex(q: FlexQuery, eff: Effective): FlexPlan {
+    const patterns = compileFlex(q);
+    const plan = planFlex(q, patterns, eff.fence, this.shards.current().shards, this.pool.threads);
+    if (this.pool.wouldOverflow(plan.reduce((n, p) => n + p.length, 0))) throw new ApiError('OVERLOADED');
+    const want = eff.offset + eff.limit + 1;
+    return { error: patterns.error, open: (events) => openFlexSources(plan, q, eff.fence, want, this.pool, events) };
+  }
+
+  planLookup(q: LookupQuery, eff: Effective): LookupPlan {
+    const { shards } = this.shards.current();
+    return { open: (events) => openLookupSources(shards, q, eff.fence, events) };
+  }
+
+  describe(): Record<string, unknown> {
+    const snap = this.shards.current();
+    return { backend: 'local', shards: snap.shards.length, generation: snap.generation, threads: this.pool.threads };
+  }
+
+  async close(): Promise<void> {
+    this.shards.close();
+    await this.pool.close();
+  }
+}

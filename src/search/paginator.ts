@@ -1,0 +1,201 @@
+// The paginator: one search's sources in, one answer out.
+//
+// It merges the sources by key (a k-way merge: sources are few, so a linear
+// scan for the smallest key beats a heap), folds the items that several
+// sources hold under one key into one result (a Combiner: flex unites rrtype
+// lines, lookups add sightings), skips `offset` results, writes up to
+// `limit`, and ends the stream with exactly one terminator:
+//   succeeded  every source is exhausted (with the no-results message when
+//              nothing was written), or the output says it is complete
+//              (summarize's max_count);
+//   limited    a result existed beyond `limit`;
+//   failed     a source failed, the deadline passed, or the sink was aborted.
+// Offsets are stable: the order is the keys' order, the same on every call
+// while the data is unchanged.
+//
+// Taking turns: the front end's one thread runs every stream, so the merge
+// yields (lib/turns.ts) after LIMITS.pageGroupsPerTurn results visited,
+// skipped or written alike: an offset of a million or a fence that drops
+// every row must not hold the thread. It also stops while the sink pushes
+// back and while any source has nothing ready (WAIT), and resumes when told.
+
+import { LIMITS } from '../config/limits.js';
+import { STREAM_MESSAGES } from '../errors/catalogue.js';
+import { nextTurn } from '../lib/turns.js';
+import type { Terminator } from '../render/saf.js';
+import type { ResultSink } from './sink.js';
+import { HAS, WAIT, type OpenSources, type SortedSource, type SourceEvents } from './sources.js';
+
+/** Folds the items of one key into one result. */
+export interface Combiner<S extends SortedSource, R> {
+  /** Takes the current item of `source` into the result being built. */
+  add(source: S): void;
+  /** The result built since the last take(), or undefined when it is no result (filtered out); starts afresh. */
+  take(): R | undefined;
+}
+
+/** Where results go: lines to the sink, or (summaries) into a total. */
+export interface Output<R> {
+  write(result: R): void;
+  /** True once the answer is complete although sources have more (summarize's max_count). */
+  complete?(): boolean;
+  /** A last line before the terminator (summarize's one object), given the results written. */
+  closing?(results: number): string | undefined;
+}
+
+export interface Page {
+  offset: number;
+  limit: number;
+  /** Wall time the whole answer may take, then it ends `failed`. */
+  deadlineMs: number;
+}
+
+export interface PageOutcome {
+  results: number;
+  terminator: Terminator;
+  message?: string;
+}
+
+/** Runs one search to its terminator. `open` starts the sources, telling them how to wake the merge. */
+export function paginate<S extends SortedSource, R>(open: (events: SourceEvents) => OpenSources<S>,
+  combiner: Combiner<S, R>, output: Output<R>, page: Page, sink: ResultSink): Promise<PageOutcome> {
+  return new Paginator(combiner, output, page, sink).run(open);
+}
+
+/** Output of plain results: the lines go to the sink. */
+export function linesTo(sink: ResultSink): Output<string> {
+  return { write: (lines) => sink.text(lines) };
+}
+
+const GONE = 'client went away';
+
+class Paginator<S extends SortedSource, R> {
+  private opened: OpenSources<S> | undefined;
+  private resolve!: (o: PageOutcome) => void;
+  private timer: NodeJS.Timeout | undefined;
+  private finished = false;
+  private pumping = false;
+  /** A wake-up arrived while pumping: pump again before returning. */
+  private again = false;
+  private skipped = 0;
+  private written = 0;
+  private readonly group: S[] = [];
+
+  constructor(private readonly combiner: Combiner<S, R>, private readonly output: Output<R>, private readonly page: Page,
+    private readonly sink: ResultSink) {}
+
+  run(open: (events: SourceEvents) => OpenSources<S>): Promise<PageOutcome> {
+    return new Promise<PageOutcome>((resolve) => {
+      this.resolve = resolve;
+      if (this.sink.aborted) {
+        this.finish('failed', GONE);
+        return;
+      }
+      this.timer = setTimeout(() => this.finish('failed', STREAM_MESSAGES.SCAN_TIMEOUT), this.page.deadlineMs);
+      this.timer.unref();
+      // A hang-up stops every source at once, not at its next item.
+      this.sink.onAbort(() => this.finish('failed', GONE));
+      this.opened = open({ ready: () => this.pump(), fail: (message) => this.finish('failed', message) });
+      if (this.finished) this.opened.close();
+      else this.pump();
+    });
+  }
+
+  private finish(terminator: Terminator, message?: string): void {
+    if (this.finished) return;
+    this.finished = true;
+    clearTimeout(this.timer);
+    this.opened?.close();
+    if (!this.sink.aborted) {
+      const closing = terminator === 'failed' ? undefined : this.output.closing?.(this.written);
+      if (closing !== undefined) this.sink.text(closing);
+      if (terminator === 'succeeded' && this.written === 0 && closing === undefined) message = STREAM_MESSAGES.NO_RESULTS;
+      this.sink.end(terminator, terminator === 'limited' ? STREAM_MESSAGES.LIMITED : message);
+    }
+    this.resolve({ results: this.written, terminator, ...(message !== undefined ? { message } : {}) });
+  }
+
+  private pump(): void {
+    if (this.pumping) {
+      this.again = true;
+      return;
+    }
+    this.pumping = true;
+    try {
+      do {
+        this.again = false;
+        this.step();
+      } while (this.again && !this.finished);
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  /** Merges until the answer ends, a source waits, the sink pushes back, or the turn is used up. */
+  private step(): void {
+    for (let budget: number = LIMITS.pageGroupsPerTurn; !this.finished; budget--) {
+      if (this.sink.aborted) return this.finish('failed', GONE);
+      if (!this.sink.writable) {
+        void this.sink.whenWritable().then(() => this.pump());
+        return;
+      }
+      if (budget === 0) {
+        void nextTurn().then(() => this.pump());
+        return;
+      }
+      const found = this.nextGroup();
+      if (found === WAIT) return;
+      if (found === undefined) return this.finish('succeeded');
+      const result = this.combine();
+      if (result === undefined) continue;
+      if (this.skipped < this.page.offset) {
+        this.skipped++;
+        continue;
+      }
+      if (this.output.complete?.()) return this.finish('succeeded');
+      if (this.written >= this.page.limit) return this.finish('limited');
+      this.output.write(result);
+      this.written++;
+    }
+  }
+
+  /** Fills `group` with the sources whose current key is the smallest; WAIT, or undefined when all are exhausted. */
+  private nextGroup(): typeof WAIT | true | undefined {
+    const sources = this.opened!.sources;
+    const group = this.group;
+    group.length = 0;
+    let lone: S | undefined;
+    let live = 0;
+    for (const s of sources) {
+      const st = s.state();
+      if (st === WAIT) return WAIT;
+      if (st === HAS) {
+        lone = s;
+        live++;
+      }
+    }
+    if (live === 0) return undefined;
+    // One source left (an exact name that one shard holds): no key is built.
+    if (live === 1) {
+      group.push(lone!);
+      return true;
+    }
+    let min: string | undefined;
+    for (const s of sources) {
+      if (s.state() !== HAS) continue;
+      const k = s.key();
+      if (min === undefined || k < min) {
+        min = k;
+        group.length = 0;
+      }
+      if (k === min) group.push(s);
+    }
+    return true;
+  }
+
+  private combine(): R | undefined {
+    for (const s of this.group) this.combiner.add(s);
+    for (const s of this.group) s.advance();
+    return this.combiner.take();
+  }
+}

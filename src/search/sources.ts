@@ -1,0 +1,58 @@
+// Sorted sources: how a data backend hands results to the search layer.
+//
+// A source is an ordered stream of results from one place (a shard, a range
+// of one, a remote query), each with a key; keys ascend strictly within a
+// source. The paginator (paginator.ts) merges the sources of one search by
+// key, so that one global order comes out however the data is cut, and
+// combines the items several sources hold under one key into one result.
+//
+// Sources are pulled, never pushed: state() says whether an item is current,
+// none is ready yet (WAIT: the source calls events.ready() when one is), or
+// the source is exhausted. Pulling is what gives every search backpressure:
+// nothing is fetched or scanned faster than the client reads.
+
+import type { LookupResult } from '../render/result-lines.js';
+
+export const HAS = 0;
+export const WAIT = 1;
+export const END = 2;
+export type SourceState = typeof HAS | typeof WAIT | typeof END;
+
+export interface SortedSource {
+  state(): SourceState;
+  /** Key of the current item (state() is HAS). May be built lazily: a lone source is never asked. */
+  key(): string;
+  /** Moves past the current item. */
+  advance(): void;
+}
+
+/** What sources tell the search that reads them. */
+export interface SourceEvents {
+  /** A source that answered WAIT has an item now (or has ended). */
+  ready(): void;
+  /** A source cannot go on; the search ends with an in-stream `failed` carrying `message`. */
+  fail(message: string): void;
+}
+
+/** The sources of one search, and how to stop them all (a hang-up, a limit reached, a failure). */
+export interface OpenSources<S extends SortedSource> {
+  readonly sources: readonly S[];
+  close(): void;
+}
+
+/**
+ * Flexible search: unique values (rrnames or rdata values), each with its
+ * output lines already rendered (render/result-lines.ts), one per rrtype.
+ */
+export interface FlexSource extends SortedSource {
+  /** The current value's lines, each ending "\n", by ascending rrtype. */
+  lines(): string;
+  /** The rrtypes of those lines, in the same order. */
+  types(): ArrayLike<number>;
+}
+
+/** Standard search: result rows, before any aggregation across sources. */
+export interface LookupSource extends SortedSource {
+  /** The current row (valid until advance()). */
+  row(): LookupResult;
+}

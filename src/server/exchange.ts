@@ -1,0 +1,56 @@
+// One HTTP exchange as the front end holds it: what uWS gave us (read
+// before the handler returns: uWS reuses its HttpRequest), whether the client
+// has gone, and the two non-stream answers (an error page, a JSON body).
+
+import type { ApiError } from '../errors/catalogue.js';
+import type { SafWriter } from './saf-writer.js';
+import type { HttpResponse } from './uws.js';
+
+export type Headers = ReadonlyArray<readonly [string, string]>;
+
+const REASONS: Record<number, string> = {
+  200: 'OK', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found',
+  415: 'Unsupported Media Type', 416: 'Range Not Satisfiable', 429: 'Too Many Requests',
+  500: 'Internal Server Error', 503: 'Service Unavailable',
+};
+
+export class Exchange {
+  aborted = false;
+  /** The stream once a search has begun its 200. */
+  writer: SafWriter | undefined = undefined;
+  readonly started = performance.now();
+  /** The client's address, read from the socket only when asked (a key with an allow-list). */
+  readonly ip = (): string => (this.aborted ? '' : latin1(this.res.getRemoteAddressAsText()));
+
+  constructor(readonly res: HttpResponse, readonly url: string, readonly query: string, readonly accept: string,
+    readonly apiKey: string | undefined) {}
+
+  /** An error answer: the catalogue's status, content type and exact text (spec 7, 4.5). */
+  sendError(e: Pick<ApiError, 'status' | 'contentType' | 'body'>, headers: Headers = []): void {
+    if (this.aborted) return;
+    this.res.cork(() => {
+      this.res.writeStatus(`${e.status} ${REASONS[e.status] ?? ''}`);
+      this.res.writeHeader('Content-Type', `${e.contentType}; charset=utf-8`);
+      for (const [k, v] of headers) this.res.writeHeader(k, v);
+      this.res.end(e.contentType === 'text/plain' ? `${e.body}\n` : e.body);
+    });
+  }
+
+  /** A 200 with one JSON object and its newline (ping, rate_limit). */
+  sendJson(body: object): void {
+    if (this.aborted) return;
+    this.res.cork(() => {
+      this.res.writeStatus('200 OK');
+      this.res.writeHeader('Content-Type', 'application/json');
+      this.res.end(JSON.stringify(body) + '\n');
+    });
+  }
+}
+
+/** An address as text (ASCII): a JS loop is several times cheaper than TextDecoder for ~15 bytes. */
+function latin1(ab: ArrayBuffer): string {
+  const b = new Uint8Array(ab);
+  let s = '';
+  for (let i = 0; i < b.length; i++) s += String.fromCharCode(b[i]!);
+  return s;
+}

@@ -1,0 +1,53 @@
+// A search request, parsed: flexible and standard searches go through one
+// path in the front end (app.ts), and this is what differs between them.
+
+import { ApiError } from '../errors/catalogue.js';
+import type { Endpoint } from '../auth/access-gate.js';
+import { parseFlexQuery } from '../query/flex-query.js';
+import { parseLookupQuery } from '../query/lookup-query.js';
+import type { CommonParams, Effective } from '../query/params.js';
+import { parseQueryString } from '../query/percent.js';
+import type { SearchBackend } from '../search/backend.js';
+import { runFlexSearch } from '../search/flex-search.js';
+import { runLookup } from '../search/lookup-search.js';
+import type { PageOutcome } from '../search/paginator.js';
+import type { ResultSink } from '../search/sink.js';
+
+/** A planned search, ready to stream once the request is charged. */
+export type PlannedSearch = (sink: ResultSink) => Promise<PageOutcome>;
+
+export interface SearchRequest {
+  readonly endpoint: Exclude<Endpoint, 'rate_limit'>;
+  readonly params: CommonParams;
+  /** Plans over the data as it is now; throws ApiError OVERLOADED when the backend cannot take it. */
+  plan(eff: Effective): PlannedSearch;
+  /** What the request log may record of the query (never for keys with query privacy). */
+  readonly logFields: Record<string, unknown>;
+}
+
+/** Validates a search's path segments and query string (400s); `now` anchors relative times. */
+export function parseSearch(kind: 'flex' | 'lookup' | 'summarize', segments: readonly string[], query: string, path: string,
+  now: number, backend: SearchBackend): SearchRequest {
+  const params = parseQueryString(query);
+  if (!params) throw new ApiError('UNPARSABLE_REQUEST');
+  if (kind === 'flex') {
+    const q = parseFlexQuery(segments, params, now);
+    return {
+      endpoint: 'flex', params: q,
+      plan: (eff) => {
+        const plan = backend.planFlex(q, eff);
+        return (sink) => runFlexSearch(plan, eff, sink);
+      },
+      logFields: { method: q.method, target: q.target, pattern: q.pattern, exclude: q.exclude, id: q.id, swclient: q.swclient, version: q.version },
+    };
+  }
+  const q = parseLookupQuery(segments, params, now);
+  return {
+    endpoint: q.summarize ? 'summarize' : 'lookup', params: q,
+    plan: (eff) => {
+      const plan = backend.planLookup(q, eff);
+      return (sink) => runLookup(plan, q, eff, sink);
+    },
+    logFields: { path, id: q.id, swclient: q.swclient, version: q.version },
+  };
+}
