@@ -71,8 +71,8 @@ const MiB = 2 ** 20;
 /** Growth of RssAnon allowed whatever the reader count: V8 heap growth under load, pool queues, logs. */
 const anonSlackBytes = 64 * MiB;
 /**
- * RssAnon one streaming reader may hold, "a few MB": the socket budget
- * (LIMITS.socketBufferedBytesMax, 1 MiB) plus the batches its search may hold
+ * RssAnon one streaming reader may hold, "a few MB": what uWS holds for a
+ * stalled socket (LIMITS.writeChunkBytes, 64 KiB, and one result) plus the batches its search may hold
  * from the workers (4 credits per task, tasks per shard up to the thread
  * count, up to 1,024 items each as JS arrays and strings: about 1 MiB with
  * two threads) plus V8 heap slack. A server that buffered whole results would

@@ -24,12 +24,11 @@ void parentPort;
 // Shards this worker has attached to, by file name. Attaching is cheap (no
 // copy, no checksum), but reusing saves the FlatBuffer table walk per task.
 const shards = new Map<string, ShardReader>();
-const shardsCachedMax = 64;
 
 function shardFor(task: FlexTask): ShardReader {
   let s = shards.get(task.shard.name);
   if (!s) {
-    if (shards.size >= shardsCachedMax) shards.delete(shards.keys().next().value!);
+    if (shards.size >= LIMITS.workerShardsCachedMax) shards.delete(shards.keys().next().value!);
     s = ShardReader.attach(task.shard.name, task.shard.buffer);
     shards.set(task.shard.name, s);
   }
@@ -42,10 +41,6 @@ interface Compiled {
   everyRecord: boolean;
 }
 const patterns = new Map<string, Compiled>();
-// Each compiled RE2 may grow a DFA cache of up to its max_mem (8 MB) per
-// worker; 16 recent patterns bound that to ~128 MB a worker while repeated
-// queries (paging with offset, one analyst's session) still hit.
-const patternsCachedMax = 16;
 
 function compiled(method: 'regex' | 'glob', pattern: string): Compiled {
   const key = `${method}\u0000${pattern}`;
@@ -53,7 +48,7 @@ function compiled(method: 'regex' | 'glob', pattern: string): Compiled {
   if (!c) {
     const p = compilePattern(method, pattern);
     c = { re: makeMatcher(p), trigrams: p.trigrams, everyRecord: p.everyRecord };
-    if (patterns.size >= patternsCachedMax) patterns.delete(patterns.keys().next().value!);
+    if (patterns.size >= LIMITS.workerPatternsCachedMax) patterns.delete(patterns.keys().next().value!);
     patterns.set(key, c);
   }
   return c;
@@ -137,7 +132,7 @@ export default function scan(task: FlexTask): void {
 
     // Stop the searcher to flush a partial batch every so often, so a slow,
     // selective scan still streams its first results promptly.
-    const stale = () => batch.values > 0 && performance.now() - lastFlush > 25;
+    const stale = () => batch.values > 0 && performance.now() - lastFlush > LIMITS.scanFlushStaleMs;
     const shouldStop = () => cancelled() || stale();
 
     const cand = candidates(cols.trigrams, main.trigrams, recordCount,

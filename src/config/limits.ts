@@ -70,13 +70,35 @@ export const LIMITS = Object.freeze({
    * items (~1.2 MB) covers a default-limit answer (10,000) in one go.
    */
   scanCreditsMax: 12,
+  /** A worker holding matches posts them after this long without a full batch, so a slow, selective scan streams promptly. */
+  scanFlushStaleMs: 25,
+  /** Records per range below which splitting a shard across workers is not worth a task. */
+  scanSplitRecordsMin: 200_000,
+  /**
+   * A cancelled task ends by itself within one scan slice (scanSliceMs);
+   * one still running after this long has its worker thread killed and
+   * respawned (Piscina's abort), the last resort.
+   */
+  scanAbortGraceMs: 200,
+  /** Shards a scan worker keeps attached (a FlatBuffer table walk saved per task). */
+  workerShardsCachedMax: 64,
+  /**
+   * Compiled patterns a scan worker keeps: each RE2 may grow a DFA cache up
+   * to re2MaxMemBytes (8 MB), so 16 bound that to ~128 MB a worker while
+   * repeated queries (paging with offset, one analyst's session) still hit.
+   */
+  workerPatternsCachedMax: 16,
 
   // --- Streaming ---
   /** Keep-alive `{}` after this long with nothing written. */
   keepAliveIntervalMs: 1_000,
-  /** Bytes buffered toward one client before we stop pulling from workers. */
-  socketBufferedBytesMax: 1 << 20,
-  /** One cork: a 16-64 KB chunk per write (measured 1,270 MB/s against 2.5-27 MB/s for a write per line). */
+  /**
+   * One cork: a 16-64 KB chunk per write (measured 1,270 MB/s against
+   * 2.5-27 MB/s for a write per line). It is also what a stalled reader costs
+   * in uWS's buffer: producers stop at the first write the socket cannot take
+   * (SafWriter.writable), so at most one chunk, plus the one result being
+   * written, waits there.
+   */
   writeChunkBytes: 64 << 10,
   /** Write chunk once a reader has been slower than the server (saf-writer.ts). */
   slowWriteChunkBytes: 16 << 10,
@@ -96,6 +118,15 @@ export const LIMITS = Object.freeze({
   searchesInFlightMax: 1_024,
 
   // --- Shards and ingest ---
+  /** A running server checks the manifest this often even when fs.watch says nothing (some filesystems never do). */
+  manifestPollMs: 1_000,
+  /** After fs.watch reports the manifest renamed, wait this long for the writer's rename and fsync to settle. */
+  manifestSettleMs: 20,
+  /** A writer (ingest, compact) waits this long for the manifest lock before giving up. */
+  manifestLockWaitMs: 60_000,
+  manifestLockPollMs: 50,
+  /** Progress reports of a parallel ingest, for the progress bar. */
+  ingestProgressIntervalMs: 200,
   /** FlatBuffers offsets are 32-bit; stay well below 2 GiB per shard file. */
   shardBytesMax: 1_500_000_000,
   /** RRsets per shard the writer emits before it starts a new one. */
@@ -213,7 +244,6 @@ export function checkLimits(): void {
   assert.ok(L.ingestLineBytesMax < L.ndjsonReadChunkBytes, 'an NDJSON line must fit one read chunk');
   assert.ok(L.resultsDefault <= L.resultsMaxCeiling, 'resultsDefault must not exceed resultsMaxCeiling');
   assert.ok(L.scanCreditsMax * L.batchItemsMax > L.resultsDefault, 'a default-limit answer must fit a task\'s credits');
-  assert.ok(L.writeChunkBytes <= L.socketBufferedBytesMax, 'a write chunk must fit the socket budget');
   assert.ok(L.slowWriteChunkBytes <= L.writeChunkBytes && L.lineBytesMax < L.slowWriteChunkBytes * 4, 'the slow chunk is the smaller one');
   assert.ok(L.lineBytesMax < 64 * 1024, 'lines must stay under 64 KiB (compat.md)');
   assert.ok(L.lineBytesMax < L.writeChunkBytes, 'one line must fit in one write chunk');

@@ -9,6 +9,7 @@
 // for a run that spills several shards. The caller publishes every range's
 // shards in its one manifest swap, or deletes them all.
 
+import { LIMITS } from '../config/limits.js';
 import { IngestError } from '../errors/catalogue.js';
 import { splitLines, type ByteRange } from './ndjson.js';
 import type { WrittenShard } from '../shard/shard-spiller.js';
@@ -79,7 +80,7 @@ export async function ingestNdjsonParallel(file: string, opts: ParallelOptions):
   const rejected = new SharedArrayBuffer(4);
   const progress = new SharedArrayBuffer(8 * ranges.length);
   const read = new Float64Array(progress);
-  const timer = setInterval(() => opts.onProgress?.(read.reduce((a, b) => a + b, 0)), 200);
+  const timer = setInterval(() => opts.onProgress?.(read.reduce((a, b) => a + b, 0)), LIMITS.ingestProgressIntervalMs);
   try {
     const memoryRrsets = Math.max(1, Math.floor(opts.memoryRrsets / ranges.length));
     const settled = await runOnThreads<RangeTask, RangeResult>('ingest', ranges.map((range, index) => ({

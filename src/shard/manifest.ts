@@ -15,6 +15,7 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
+import { LIMITS } from '../config/limits.js';
 import { asDiskFull } from '../errors/catalogue.js';
 import { FileLock, isNewWriterLock, writerLockFile, writerOfLockName } from './file-lock.js';
 import { syncDir, writerOfShardFile } from './shard-writer.js';
@@ -22,9 +23,6 @@ import { syncDir, writerOfShardFile } from './shard-writer.js';
 export const MANIFEST_FILE = 'manifest.json';
 const LOCK_FILE = 'manifest.lock';
 const MANIFEST_VERSION = 1;
-/** How long a writer waits for the lock before giving up. */
-const lockWaitMs = 60_000;
-const lockPollMs = 50;
 
 export interface ShardEntry {
   file: string;
@@ -56,7 +54,7 @@ export function readManifest(dataDir: string): Manifest {
 
 async function acquireLock(dataDir: string): Promise<() => void> {
   const file = path.join(dataDir, LOCK_FILE);
-  const deadline = Date.now() + lockWaitMs;
+  const deadline = Date.now() + LIMITS.manifestLockWaitMs;
   for (;;) {
     let lock: FileLock | undefined;
     try {
@@ -72,9 +70,9 @@ async function acquireLock(dataDir: string): Promise<() => void> {
     }
     if (Date.now() > deadline) {
       const holder = readFileSync(file, 'utf8').trim() || 'unknown';
-      throw new Error(`${file}: held by process ${holder} for over ${lockWaitMs} ms`);
+      throw new Error(`${file}: held by process ${holder} for over ${LIMITS.manifestLockWaitMs} ms`);
     }
-    await new Promise((r) => setTimeout(r, lockPollMs));
+    await new Promise((r) => setTimeout(r, LIMITS.manifestLockPollMs));
   }
 }
 

@@ -68,6 +68,8 @@ const solid = (b: string) => b.replace(/^\{\}\n/gm, '');
 let dir: string;
 let key: string;
 let H: Record<string, string>;
+/** A metered key: what a refused request costs it shows in rate_limit. */
+let HB: Record<string, string>;
 /** Wall time of SLOW on an idle server, measured by the keep-alive test and checked by the others. */
 let slowScanMs = 0;
 
@@ -79,6 +81,7 @@ beforeAll(() => {
   ingestNdjson(dir, all.map(record));
   key = addKey(dir, ['--unlimited']);
   H = { 'X-API-Key': key };
+  HB = { 'X-API-Key': addKey(dir, ['--block', '100']) };
 });
 
 afterAll(() => {
@@ -157,6 +160,10 @@ describe('one worker, one waiting task, 50 ms keep-alives', () => {
     await waiting.firstChunk; // admitted: 200 and begin, its task queued behind the running one
     const refused = await get(server, SLOW, H);
     const tiny = await get(server, TINY, H);
+    // Refused before the charge (spec 8: a 503 consumes no quota): the block key's count does not move.
+    const usedBefore = JSON.parse((await get(server, '/pdns/v2/rate_limit', HB)).body).rate.remaining;
+    const meteredRefused = await get(server, TINY, HB);
+    const usedAfter = JSON.parse((await get(server, '/pdns/v2/rate_limit', HB)).body).rate.remaining;
     const standard = await get(server, `/pdns/v2/lookup/rrset/name/${NEEDLE}`, H);
     // Both slow searches must still be under way, or the 503 proved nothing.
     const stillRunning = !running.ended() && !waiting.ended();
@@ -169,6 +176,9 @@ describe('one worker, one waiting task, 50 ms keep-alives', () => {
     expect(refused.body).toBe(OVERLOADED);
     expect(tiny.status).toBe(503);
     expect(tiny.body).toBe(OVERLOADED);
+    expect(meteredRefused.status).toBe(503);
+    expect(meteredRefused.body).toBe(OVERLOADED);
+    expect([usedBefore, usedAfter]).toEqual([100, 100]);
     // Standard search does not use the scan workers, so it is not refused.
     expect(standard.status).toBe(200);
     expect(lines(standard.body)[0]).toEqual(begin);

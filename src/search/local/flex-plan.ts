@@ -1,6 +1,7 @@
 // Planning a flexible search over the local shards: which shards can hold a
 // match at all, and how each is cut into record ranges for the workers.
 
+import { LIMITS } from '../../config/limits.js';
 import { STREAM_MESSAGES } from '../../errors/catalogue.js';
 import type { TimeFence } from '../../model/filters.js';
 import { ALL, type TrigramQuery } from '../../model/trigram-query.js';
@@ -16,9 +17,6 @@ export interface FlexPlanPart {
   from: number;
   to: number;
 }
-
-/** Records per range below which splitting a shard across workers is not worth a task. */
-const splitRecordsMin = 200_000;
 
 /** What the front end learns from compiling a query's patterns once. */
 export interface FlexPatterns {
@@ -66,9 +64,9 @@ export function planFlex(q: FlexQuery, patterns: FlexPatterns, fence: TimeFence,
   return plan;
 }
 
-/** A shard's records cut into at most `parts` ranges of at least splitRecordsMin records. */
+/** A shard's records cut into at most `parts` ranges of at least LIMITS.scanSplitRecordsMin records. */
 function rangesOf(shard: ShardReader, records: number, parts: number): FlexPlanPart[] {
-  const n = Math.max(1, Math.min(parts, Math.floor(records / splitRecordsMin)));
+  const n = Math.max(1, Math.min(parts, Math.floor(records / LIMITS.scanSplitRecordsMin)));
   const step = Math.ceil(records / n);
   const list: FlexPlanPart[] = [];
   for (let from = 0; from < records; from += step) list.push({ shard, from, to: Math.min(records, from + step) });

@@ -128,7 +128,7 @@ export class ScanPool {
         // normally. Aborting (Piscina kills and respawns the thread) is the
         // last resort, for a worker that did not end in time; a task still
         // queued is simply dropped.
-        if (!ended) setTimeout(() => { if (!ended) abort.abort(); }, 200).unref();
+        if (!ended) setTimeout(() => { if (!ended) abort.abort(); }, LIMITS.scanAbortGraceMs).unref();
       },
       done,
     };

@@ -8,11 +8,12 @@
 // file's pages outlive its unlink.
 //
 // Change detection: fs.watch on the directory (rename of manifest.json) plus
-// a stat poll every `pollMs` as a safety net (fs.watch can miss events on
+// a stat poll every LIMITS.manifestPollMs as a safety net (fs.watch can miss events on
 // some filesystems).
 
 import { existsSync, statSync, watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
+import { LIMITS } from '../../config/limits.js';
 import { MANIFEST_FILE, readManifest } from '../../shard/manifest.js';
 import { ShardReader } from '../../shard/shard-reader.js';
 
@@ -20,8 +21,6 @@ export interface Snapshot {
   readonly generation: number;
   readonly shards: readonly ShardReader[];
 }
-
-const pollMs = 1_000;
 
 export class ShardSet {
   private snapshot: Snapshot = { generation: -1, shards: [] };
@@ -69,13 +68,13 @@ export class ShardSet {
     };
     try {
       this.watcher = watch(this.dataDir, (_event, file) => {
-        if (file === MANIFEST_FILE) setTimeout(check, 20);
+        if (file === MANIFEST_FILE) setTimeout(check, LIMITS.manifestSettleMs);
       });
       this.watcher.unref();
     } catch {
       // Directory watching unsupported here: the poll below covers it.
     }
-    this.timer = setInterval(check, pollMs);
+    this.timer = setInterval(check, LIMITS.manifestPollMs);
     this.timer.unref();
   }
 

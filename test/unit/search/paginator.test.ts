@@ -1,0 +1,213 @@
+// The paginator against a fake backend: sources are arrays of keys, some of
+// which wait, and the sink is an array of lines.
+
+import { describe, expect, it } from 'vitest';
+import { LIMITS } from '../../../src/config/limits.js';
+import { linesTo, paginate, type Combiner, type Output, type Page } from '../../../src/search/paginator.js';
+import type { ResultSink } from '../../../src/search/sink.js';
+import { END, HAS, WAIT, type OpenSources, type SortedSource, type SourceEvents, type SourceState } from '../../../src/search/sources.js';
+import type { Terminator } from '../../../src/render/saf.js';
+
+/** Items are keys; the string 'wait' makes the source WAIT until release() is called. */
+class FakeSource implements SortedSource {
+  at = 0;
+  closed = false;
+  private held = false;
+  constructor(readonly name: string, readonly items: string[], private readonly events: () => SourceEvents) {}
+  state(): SourceState {
+    if (this.items[this.at] === 'wait') {
+      if (!this.held) return WAIT;
+      this.at++;
+      this.held = false;
+    }
+    return this.at < this.items.length ? HAS : END;
+  }
+  key(): string {
+    return this.items[this.at]!;
+  }
+  advance(): void {
+    this.at++;
+  }
+  /** Lets the source past its next 'wait' and tells the paginator. */
+  release(): void {
+    this.held = true;
+    this.events().ready();
+  }
+}
+
+class FakeSink implements ResultSink {
+  out: string[] = [];
+  ended: [Terminator, string | undefined] | undefined;
+  writable = true;
+  aborted = false;
+  private wakers: (() => void)[] = [];
+  private abortFns: (() => void)[] = [];
+  whenWritable(): Promise<void> {
+    return this.writable ? Promise.resolve() : new Promise((r) => this.wakers.push(r));
+  }
+  onAbort(f: () => void): void {
+    this.abortFns.push(f);
+  }
+  text(lines: string): void {
+    expect(this.ended).toBeUndefined();
+    this.out.push(lines);
+  }
+  end(cond: Terminator, msg?: string): void {
+    expect(this.ended).toBeUndefined();
+    this.ended = [cond, msg];
+  }
+  setWritable(w: boolean): void {
+    this.writable = w;
+    if (w) for (const f of this.wakers.splice(0)) f();
+  }
+  abort(): void {
+    this.aborted = true;
+    for (const f of this.abortFns.splice(0)) f();
+  }
+}
+
+/** Joins the names of the sources holding a key: "k:a+b\n". */
+class Names implements Combiner<FakeSource, string> {
+  private parts: string[] = [];
+  private k = '';
+  add(s: FakeSource): void {
+    this.k = s.key();
+    this.parts.push(s.name);
+  }
+  take(): string | undefined {
+    const r = `${this.k}:${this.parts.join('+')}\n`;
+    this.parts = [];
+    return this.k.startsWith('drop') ? undefined : r;
+  }
+}
+
+function setup(lists: Record<string, string[]>) {
+  let events: SourceEvents | undefined;
+  const sources = Object.entries(lists).map(([n, items]) => new FakeSource(n, items, () => events!));
+  let closed = 0;
+  const open = (ev: SourceEvents): OpenSources<FakeSource> => {
+    events = ev;
+    return { sources, close: () => { closed++; for (const s of sources) s.closed = true; } };
+  };
+  return { sources, open, closedCount: () => closed, events: () => events! };
+}
+
+const page = (p: Partial<Page> = {}): Page => ({ offset: 0, limit: 100, deadlineMs: 10_000, ...p });
+
+describe('paginator', () => {
+  it('merges sources by key and folds equal keys into one result', async () => {
+    const f = setup({ a: ['b', 'd', 'e'], b: ['a', 'd'], c: ['c', 'e', 'f'] });
+    const sink = new FakeSink();
+    const o = await paginate(f.open, new Names(), linesTo(sink), page(), sink);
+    expect(sink.out.join('')).toBe('a:b\nb:a\nc:c\nd:a+b\ne:a+c\nf:c\n');
+    expect(sink.ended).toEqual(['succeeded', undefined]);
+    expect(o).toEqual({ results: 6, terminator: 'succeeded' });
+    expect(f.closedCount()).toBe(1);
+  });
+
+  it('skips offset results, writes limit, and says limited only when more exist', async () => {
+    const f = setup({ a: ['a', 'c', 'e'], b: ['b', 'd'] });
+    const sink = new FakeSink();
+    expect(await paginate(f.open, new Names(), linesTo(sink), page({ offset: 1, limit: 2 }), sink))
+      .toEqual({ results: 2, terminator: 'limited' });
+    expect(sink.out.join('')).toBe('b:b\nc:a\n');
+    expect(sink.ended).toEqual(['limited', 'Result limit reached']);
+
+    const g = setup({ a: ['a', 'c'], b: ['b'] });
+    const exact = new FakeSink();
+    await paginate(g.open, new Names(), linesTo(exact), page({ limit: 3 }), exact);
+    expect(exact.ended).toEqual(['succeeded', undefined]);
+  });
+
+  it('says no results with the spec message, and drops results the combiner filters out without counting them', async () => {
+    const f = setup({ a: ['drop1', 'drop2'], b: [] });
+    const sink = new FakeSink();
+    expect(await paginate(f.open, new Names(), linesTo(sink), page({ limit: 1 }), sink))
+      .toEqual({ results: 0, terminator: 'succeeded', message: 'Query completed, no results found' });
+    expect(sink.ended).toEqual(['succeeded', 'Query completed, no results found']);
+
+    const g = setup({ a: ['drop1', 'x', 'drop2'] });
+    const one = new FakeSink();
+    await paginate(g.open, new Names(), linesTo(one), page({ limit: 1 }), one);
+    expect(one.out).toEqual(['x:a\n']);
+    expect(one.ended).toEqual(['succeeded', undefined]);
+  });
+
+  it('waits for a source that has nothing yet, and goes on when it is ready', async () => {
+    const f = setup({ a: ['a', 'wait', 'c'], b: ['b', 'd'] });
+    const sink = new FakeSink();
+    const done = paginate(f.open, new Names(), linesTo(sink), page(), sink);
+    await new Promise((r) => setTimeout(r, 10));
+    // b's 'b' may not pass a's unknown next key: only 'a' is out.
+    expect(sink.out.join('')).toBe('a:a\n');
+    f.sources[0]!.release();
+    await done;
+    expect(sink.out.join('')).toBe('a:a\nb:b\nc:a\nd:b\n');
+  });
+
+  it('stops while the sink pushes back and resumes when it drains', async () => {
+    const f = setup({ a: ['a', 'b', 'c'] });
+    const sink = new FakeSink();
+    sink.setWritable(false);
+    const done = paginate(f.open, new Names(), linesTo(sink), page(), sink);
+    await new Promise((r) => setTimeout(r, 10));
+    expect(sink.out).toEqual([]);
+    sink.setWritable(true);
+    await done;
+    expect(sink.out.join('')).toBe('a:a\nb:a\nc:a\n');
+  });
+
+  it('ends failed with the source\'s message, and closes every source', async () => {
+    const f = setup({ a: ['a', 'wait', 'b'] });
+    const sink = new FakeSink();
+    const done = paginate(f.open, new Names(), linesTo(sink), page(), sink);
+    await new Promise((r) => setTimeout(r, 5));
+    f.events().fail('Query timed out');
+    expect(await done).toEqual({ results: 1, terminator: 'failed', message: 'Query timed out' });
+    expect(sink.ended).toEqual(['failed', 'Query timed out']);
+    expect(f.sources[0]!.closed).toBe(true);
+  });
+
+  it('a hang-up ends the search at once, writing nothing more', async () => {
+    const f = setup({ a: ['a', 'wait', 'b'] });
+    const sink = new FakeSink();
+    const done = paginate(f.open, new Names(), linesTo(sink), page(), sink);
+    await new Promise((r) => setTimeout(r, 5));
+    sink.abort();
+    expect((await done).terminator).toBe('failed');
+    expect(sink.ended).toBeUndefined();
+    expect(f.closedCount()).toBe(1);
+  });
+
+  it('ends failed at the deadline', async () => {
+    const f = setup({ a: ['wait'] });
+    const sink = new FakeSink();
+    const o = await paginate(f.open, new Names(), linesTo(sink), page({ deadlineMs: 30 }), sink);
+    expect(o.terminator).toBe('failed');
+    expect(sink.ended).toEqual(['failed', 'Query timed out']);
+  });
+
+  it('gives the thread up every pageGroupsPerTurn results, skipped ones included', async () => {
+    const n = LIMITS.pageGroupsPerTurn * 4;
+    const keys = Array.from({ length: n }, (_, i) => `k${String(i).padStart(6, '0')}`);
+    const f = setup({ a: keys });
+    const sink = new FakeSink();
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 0);
+    // Every result is skipped by the offset: nothing is written, yet the merge must yield.
+    const o = await paginate(f.open, new Names(), linesTo(sink), page({ offset: n }), sink);
+    clearInterval(timer);
+    expect(o.results).toBe(0);
+    expect(ticks).toBeGreaterThanOrEqual(2);
+  });
+
+  it('a summary counts what it would write, closes with one line, and ends succeeded once complete', async () => {
+    const f = setup({ a: ['a', 'b', 'c', 'd'] });
+    const sink = new FakeSink();
+    let sum = 0;
+    const summary: Output<string> = { write: () => { sum++; }, complete: () => sum >= 2, closing: (n) => `{"n":${n}}\n` };
+    expect(await paginate(f.open, new Names(), summary, page(), sink)).toEqual({ results: 2, terminator: 'succeeded' });
+    expect(sink.out).toEqual(['{"n":2}\n']);
+    expect(sink.ended).toEqual(['succeeded', undefined]);
+  });
+});
