@@ -9,8 +9,11 @@ import tseslint from 'typescript-eslint';
 
 const MAX_LEN = { code: 140, tabWidth: 2, ignoreUrls: true, ignoreRegExpLiterals: true };
 
-/** A single-, double- or back-quoted string of 40 or more characters (escapes allowed). */
-const LONG_STRING = ["'", '"', '`'].map((q) => `${q}(?:[^${q}\\\\]|\\\\.){40,}${q}`).join('|');
+/** A quoted string (single, double or back quotes; escapes allowed) of at least `min` characters, as a regex. */
+const string = (min) => ["'", '"', '`'].map((q) => `${q}(?:[^${q}\\\\]|\\\\.){${min},}${q}`).join('|');
+/** A line holding a string of 40+ characters. Strings are paired from the start of the line, so the text between two strings
+ * never counts as one. */
+const LONG_STRING = `^(?:[^'"\`\\\\]|\\\\.|${string(0)})*?(?:${string(40)})`;
 
 export default [
   {
