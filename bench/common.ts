@@ -63,8 +63,9 @@ export async function startServer(dataDir: string, extraEnv: Record<string, stri
 const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
 
 /** One GET; resolves with status, body length and wall milliseconds. */
-export function timedGet(port: number, pathAndQuery: string, headers: Record<string, string>):
-  Promise<{ status: number; bytes: number; ms: number; body: string }> {
+export function timedGet(
+  port: number, pathAndQuery: string, headers: Record<string, string>,
+): Promise<{ status: number; bytes: number; ms: number; body: string }> {
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
     const req = http.request({ host: '127.0.0.1', port, path: pathAndQuery, headers, agent }, (res) => {

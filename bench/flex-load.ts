@@ -57,7 +57,8 @@ const runCannon = autocannon as unknown as (opts: CannonOptions) => Promise<Cann
 const names = Number(arg('names', '500000'));
 const defaultData = path.join(OUT, 'flex-2000000');
 const dataArg = arg('data', '');
-const dataDir = path.resolve(dataArg !== '' ? dataArg : existsSync(path.join(defaultData, MANIFEST_FILE)) ? defaultData : path.join(OUT, `flex-${names}`));
+const dataDir = path.resolve(dataArg !== '' ? dataArg
+  : existsSync(path.join(defaultData, MANIFEST_FILE)) ? defaultData : path.join(OUT, `flex-${names}`));
 const connections = Number(arg('connections', '50'));
 const seconds = Number(arg('seconds', '10'));
 const readersWanted = Number(arg('readers', '1000'));
@@ -132,8 +133,8 @@ function scratchCopy(): string {
 
 /** `rrscan keys add`, through the CLI as an operator would. */
 function cliAddKey(dir: string): string {
-  const r = spawnSync(process.execPath, [BIN, 'keys', 'add', '--data', dir, '--unlimited', '--results-max', String(LIMITS.resultsMaxCeiling)],
-    { encoding: 'utf8' });
+  const r = spawnSync(process.execPath,
+    [BIN, 'keys', 'add', '--data', dir, '--unlimited', '--results-max', String(LIMITS.resultsMaxCeiling)], { encoding: 'utf8' });
   const key = r.stdout.trim().split('\n').pop()?.trim() ?? '';
   if (r.status !== 0 || !/^[0-9a-f-]{16,}$/.test(key)) throw new Error(`rrscan keys add failed (${r.status}): ${r.stdout}${r.stderr}`);
   return key;
@@ -241,7 +242,8 @@ const WRK_TIME = /^\s*(\d+)%\s+([\d.]+)(us|ms|s)\s*$/gm;
 const toMs = (v: string, unit: string) => Number(v) * (unit === 'us' ? 1e-3 : unit === 's' ? 1e3 : 1);
 
 async function wrk(port: number, key: string, pathsFile: string): Promise<LoadResult & { command: string }> {
-  const args = ['-t2', `-c${connections}`, `-d${seconds}s`, '--latency', '-s', WRK_SCRIPT, `http://127.0.0.1:${port}`, '--', key, pathsFile];
+  const args = ['-t2', `-c${connections}`, `-d${seconds}s`, '--latency', '-s', WRK_SCRIPT, `http://127.0.0.1:${port}`,
+    '--', key, pathsFile];
   const text = await execText(WRK, args);
   const pct = new Map<number, number>();
   for (const [, p, v, u] of text.matchAll(WRK_TIME)) pct.set(Number(p), toMs(v!, u!));
@@ -366,8 +368,9 @@ async function slowReaders(label: string, dir: string, slowPath: string, readers
     let peakTcp = tcpBefore;
     let pinging = false;
     let flexing = false;
-    say(`  ${'t s'.padStart(4)} ${'VmRSS MiB'.padStart(10)} ${'anon MiB'.padStart(9)} ${'VmHWM MiB'.padStart(10)} ${'kTCP MiB'.padStart(9)} ` +
-      `${'200s'.padStart(5)} ${'refused'.padStart(7)} ${'srv fds'.padStart(7)} ${'read MiB'.padStart(9)} ${'ping ms'.padStart(8)}  flex probe`);
+    say(`  ${'t s'.padStart(4)} ${'VmRSS MiB'.padStart(10)} ${'anon MiB'.padStart(9)} ${'VmHWM MiB'.padStart(10)} ` +
+      `${'kTCP MiB'.padStart(9)} ${'200s'.padStart(5)} ${'refused'.padStart(7)} ${'srv fds'.padStart(7)} ` +
+      `${'read MiB'.padStart(9)} ${'ping ms'.padStart(8)}  flex probe`);
     let lastPing = NaN;
     // Probes only add descriptors, so fewer than before + readers answered 200
     // (and not yet closed by us) means the server has hung up on some.
@@ -403,7 +406,8 @@ async function slowReaders(label: string, dir: string, slowPath: string, readers
       const refused = rs.filter((r) => r.status !== 0 && r.status !== 200).length;
       const read = rs.reduce((a, r) => a + r.bytes, 0);
       if (t <= 3 || t % 5 === 0 || t === slowSeconds) {
-        say(`  ${String(t).padStart(4)} ${fmt(m.rss / MiB).padStart(10)} ${fmt(m.anon / MiB).padStart(9)} ${fmt(m.hwm / MiB).padStart(10)} ` +
+        say(`  ${String(t).padStart(4)} ${fmt(m.rss / MiB).padStart(10)} ${fmt(m.anon / MiB).padStart(9)} ` +
+          `${fmt(m.hwm / MiB).padStart(10)} ` +
           `${fmt(k / MiB).padStart(9)} ${String(ok).padStart(5)} ${String(refused).padStart(7)} ${String(fds).padStart(7)} ` +
           `${fmt(read / MiB).padStart(9)} ${fmt(lastPing, 1).padStart(8)}  ${flexProbes.at(-1) ?? ''}`);
       }
@@ -431,7 +435,8 @@ async function slowReaders(label: string, dir: string, slowPath: string, readers
     const memMet = anonGrowth <= anonBound && peakRss <= rssBound;
     const pingP99 = percentile(pings, 99);
     const aliveMet = exited === undefined && pingAfter.status === 200 && pingFails.length === 0 && pingP99 <= 100;
-    say(`  responses: ${[...statuses].map(([s, n]) => `${s === 0 ? 'no reply yet' : s === -1 ? 'unparsed' : `HTTP ${s}`} x${n}`).join(', ')}` +
+    const statusText = (s: number): string => (s === 0 ? 'no reply yet' : s === -1 ? 'unparsed' : `HTTP ${s}`);
+    say(`  responses: ${[...statuses].map(([s, n]) => `${statusText(s)} x${n}`).join(', ')}` +
       `${errs.size ? `; socket errors: ${[...errs].map(([e, n]) => `${e} x${n}`).join(', ')}` : ''}; read ${mib(readTotal)} in all`);
     say(`  peak (1 s samples): VmRSS ${mib(peakRss)}, RssAnon ${mib(peakAnon)} (+${mib(anonGrowth)}, ` +
       `${fmt(streaming > 0 ? anonGrowth / streaming / 1024 : NaN, 1)} KiB per streaming reader), VmHWM ${mib(peakHwm)}; ` +
@@ -440,7 +445,8 @@ async function slowReaders(label: string, dir: string, slowPath: string, readers
       `${drained.ended} ended (${drained.terminated} with a cond terminator, ${drained.ended - drained.terminated} cut without one), ` +
       `${drained.open} still open; first second at which the server held fewer reader sockets than 200 replies: ${fdsFellAt ?? 'never'}`);
     say(`  after readers closed (+3 s): ${memText(after)}`);
-    say(`  ping during: ${pings.length} ok, p50 ${fmt(percentile(pings, 50), 1)} ms, p99 ${fmt(pingP99, 1)} ms, max ${fmt(Math.max(...pings), 1)} ms, ` +
+    say(`  ping during: ${pings.length} ok, p50 ${fmt(percentile(pings, 50), 1)} ms, p99 ${fmt(pingP99, 1)} ms, ` +
+      `max ${fmt(Math.max(...pings), 1)} ms, ` +
       `${pingFails.length} failed; after: HTTP ${pingAfter.status} in ${fmt(pingAfter.ms, 1)} ms`);
     say(`  flex probe (${decodeURIComponent(PROBE_FLEX)}) during: ${flexProbes.join(' ') || 'none finished'}; ` +
       `after: HTTP ${flexAfter.status} in ${fmt(flexAfter.ms, 0)} ms`);
@@ -471,7 +477,8 @@ async function main(): Promise<void> {
   const stopOnSignal = () => { rmSync(scratch, { recursive: true, force: true }); process.exit(130); };
   process.once('SIGINT', stopOnSignal);
   say(`command: node dist/bench/flex-load.js --data ${dataDir} --connections ${connections} --seconds ${seconds} ` +
-    `--readers ${readersWanted} --slow-seconds ${slowSeconds} --read-bytes ${readBytes} --scenarios ${[...scenarios].join(',')}${perPath ? ' --per-path' : ''}`);
+    `--readers ${readersWanted} --slow-seconds ${slowSeconds} --read-bytes ${readBytes} ` +
+    `--scenarios ${[...scenarios].join(',')}${perPath ? ' --per-path' : ''}`);
   say(`env: ${environment()}`);
   say(`data: ${rrsets} RRsets in ${manifest.shards.length} shard(s), ${mib(shardBytes)}; server runs on a scratch copy ${dir}`);
   let server: BenchServer | undefined;
@@ -493,7 +500,8 @@ async function main(): Promise<void> {
           else times.push(p.ms);
         }
         say(`  ${m.label.padEnd(26)} ${decodeURIComponent(m.path).padEnd(52)} ${String(first!.results).padStart(4)} ` +
-          `${String(first!.bytes).padStart(6)} B ${fmt(first!.ms, 1).padStart(6)} ms cold ${fmt(percentile(times, 50), 1).padStart(6)} ms p50`);
+          `${String(first!.bytes).padStart(6)} B ${fmt(first!.ms, 1).padStart(6)} ms cold ` +
+          `${fmt(percentile(times, 50), 1).padStart(6)} ms p50`);
       }
       const paths = MIX.map((m) => m.path);
       const rrnamePaths = MIX.filter((m) => m.path.includes('/rrnames/')).map((m) => m.path);

@@ -82,7 +82,8 @@ async function main(): Promise<void> {
       if (r.status !== 200) throw new Error(`HTTP ${r.status}`);
       times.push(r.ms);
     }
-    console.log(`exact lookup, round trip incl. client: p50 ${fmt(percentile(times, 50), 3)} ms, p99 ${fmt(percentile(times, 99), 3)} ms (target p50 <= 1 ms)`);
+    console.log(`exact lookup, round trip incl. client: p50 ${fmt(percentile(times, 50), 3)} ms, ` +
+      `p99 ${fmt(percentile(times, 99), 3)} ms (target p50 <= 1 ms)`);
     await proportionalCost(server.port, key, names);
 
     const lookupUrl = `http://127.0.0.1:${server.port}/pdns/v2/lookup/rrset/name/${names[7]}`;
@@ -99,7 +100,8 @@ async function main(): Promise<void> {
       const lookDaily = (await run(lookupUrl, { 'X-API-Key': daily }))!;
       const rl = (await run(rateUrl, { 'X-API-Key': key }))!;
       const row = (label: string, r: Load) =>
-        console.log(`${`${tool}: ${label}`.padEnd(40)} ${fmt(r.rps, 0).padStart(8)} req/s  p50 ${fmt(r.p50, 2)} ms  p99 ${fmt(r.p99, 2)} ms  ` +
+        console.log(`${`${tool}: ${label}`.padEnd(40)} ${fmt(r.rps, 0).padStart(8)} req/s  ` +
+          `p50 ${fmt(r.p50, 2)} ms  p99 ${fmt(r.p99, 2)} ms  ` +
           `${fmt((100 * r.rps) / base.rps, 0)}% of bare uWS`);
       row('bare uWS hello-world', base);
       row('lookup, unlimited key', look);

@@ -51,6 +51,7 @@ function generateNames(count: number): string[] {
     if (r() < 0.1) s += '-' + SYLLABLES[Math.floor(r() * SYLLABLES.length)];
     return s;
   };
+  const longLabel = () => Array.from({ length: 32 }, () => 'abcdefghijklmnopqrstuvwxyz0123456789'[Math.floor(r() * 36)]).join('');
   while (names.size < count) {
     const roll = r();
     let name: string;
@@ -60,7 +61,7 @@ function generateNames(count: number): string[] {
     if (roll < 0.00005) parts[parts.length - 1] = 'paypal' + (r() < 0.5 ? '-secure' + Math.floor(r() * 100) : '');
     else if (roll < 0.0001) parts[0] = 'www-paypal';
     else if (roll < 0.002) parts[0] = label() + '-login';
-    else if (roll < 0.0022) parts[0] = Array.from({ length: 32 }, () => 'abcdefghijklmnopqrstuvwxyz0123456789'[Math.floor(r() * 36)]).join('');
+    else if (roll < 0.0022) parts[0] = longLabel();
     name = parts.join('.') + '.' + TLDS[Math.floor(r() * TLDS.length)] + '.';
     names.add(name);
   }
@@ -99,8 +100,10 @@ function main(): void {
   const useRg = !process.argv.includes('--no-rg');
   const require = createRequire(import.meta.url);
   const re2Version = (require('re2/package.json') as { version: string }).version;
-  console.log(`# pattern-scan micro-benchmark: node ${path.relative(process.cwd(), process.argv[1] ?? '')} ${process.argv.slice(2).join(' ')}`);
-  console.log(`# node ${process.version}, re2 ${re2Version}, ${os.cpus()[0]?.model ?? 'cpu'} x${os.cpus().length}, scanChunkBytes ${LIMITS.scanChunkBytes}`);
+  console.log(`# pattern-scan micro-benchmark: node ${path.relative(process.cwd(), process.argv[1] ?? '')} ` +
+    `${process.argv.slice(2).join(' ')}`);
+  console.log(`# node ${process.version}, re2 ${re2Version}, ${os.cpus()[0]?.model ?? 'cpu'} x${os.cpus().length}, ` +
+    `scanChunkBytes ${LIMITS.scanChunkBytes}`);
 
   let t0 = performance.now();
   const names = generateNames(count);
@@ -168,7 +171,8 @@ function main(): void {
         if ((err as { status?: number }).status !== 1 || matches !== 0) throw err;
       }
     }
-    console.log(`${name.padEnd(17)} ${String(matches).padStart(8)} ${compileMs.toFixed(2).padStart(7)}ms ${scanMs.toFixed(1).padStart(9)} ` +
+    console.log(`${name.padEnd(17)} ${String(matches).padStart(8)} ${compileMs.toFixed(2).padStart(7)}ms ` +
+      `${scanMs.toFixed(1).padStart(9)} ` +
       `${(mb / 1000 / (scanMs / 1000)).toFixed(2).padStart(11)} ${(n / 1e6 / (scanMs / 1000)).toFixed(1).padStart(13)} ` +
       `${trigram.padStart(20)} ${perRecordMs.toFixed(0).padStart(15)} ${Number.isNaN(rgMs) ? '-' : rgMs.toFixed(1).padStart(10)}`);
   }

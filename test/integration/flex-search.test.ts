@@ -255,7 +255,8 @@ describe('values held by several shards', () => {
     const r = await get(s, '/pdns/v2/regex/rrnames/%5Eu%5C.example%5C.$', { 'X-API-Key': k });
     expect(r.body).toBe(body(begin, n('u.example.', 'A'), n('u.example.', 'MX'), n('u.example.', 'TXT'), n('u.example.', 'AAAA'), ok));
     const one = await get(s, '/pdns/v2/regex/rrnames/%5E[uw]%5C.example%5C.$?limit=1', { 'X-API-Key': k });
-    expect(one.body).toBe(body(begin, n('u.example.', 'A'), n('u.example.', 'MX'), n('u.example.', 'TXT'), n('u.example.', 'AAAA'), limited));
+    expect(one.body).toBe(body(begin, n('u.example.', 'A'), n('u.example.', 'MX'), n('u.example.', 'TXT'), n('u.example.', 'AAAA'),
+      limited));
   });
 
   it('rdata: one value of two rrtypes from two shards, each with its raw_rdata', async () => {

@@ -110,7 +110,8 @@ async function whyNoTinyDisk(): Promise<string> {
   let disk: TinyDisk | undefined;
   try {
     disk = await TinyDisk.mount(64);
-    const probe = spawnSync(disk.inside[0]!, [...disk.inside.slice(1), 'sh', '-c', 'echo x > "$1"/probe', 'sh', disk.dir], { encoding: 'utf8' });
+    const probe = spawnSync(disk.inside[0]!, [...disk.inside.slice(1), 'sh', '-c', 'echo x > "$1"/probe', 'sh', disk.dir],
+      { encoding: 'utf8' });
     if (probe.status !== 0) return `nsenter ${NSENTER.join(' ')} failed: ${probe.stderr.trim()}`;
     if (readFileSync(path.join(disk.outside, 'probe'), 'utf8') !== 'x\n') return 'the tmpfs is not visible through /proc/PID/root';
     if (statfsSync(disk.outside).blocks > 64 * 1024 / PAGE) return 'the tmpfs size limit did not apply';

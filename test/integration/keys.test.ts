@@ -82,7 +82,8 @@ describe('client hang-ups', () => {
     const key = addKey(dir);
     for (let i = 0; i < 20; i++) {
       await new Promise<void>((resolve) => {
-        const req = http.get({ host: '127.0.0.1', port: server.port, path: '/pdns/v2/regex/rrnames/.?limit=0', headers: { 'X-API-Key': key } },
+        const req = http.get(
+          { host: '127.0.0.1', port: server.port, path: '/pdns/v2/regex/rrnames/.?limit=0', headers: { 'X-API-Key': key } },
           (res) => { res.once('data', () => { req.destroy(); resolve(); }); });
         req.on('error', () => resolve());
       });

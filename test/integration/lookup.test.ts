@@ -33,7 +33,8 @@ describe.skipIf(!HAVE_REAL)('lookups on real data (DNSDB v2 examples, 2024 root 
   });
 
   const www = (count: number, first: number, last: number, rdata: string[], rrtype = 'A', bailiwick = 'farsightsecurity.com.') =>
-    ({ obj: { count, time_first: first, time_last: last, rrname: 'www.farsightsecurity.com.', rrtype, ...(bailiwick ? { bailiwick } : {}), rdata } });
+    ({ obj: { count, time_first: first, time_last: last, rrname: 'www.farsightsecurity.com.', rrtype,
+      ...(bailiwick ? { bailiwick } : {}), rdata } });
 
   it('rrset by exact name, with and without the trailing dot, any case', async () => {
     const expected = body(begin,
@@ -82,9 +83,12 @@ describe.skipIf(!HAVE_REAL)('lookups on real data (DNSDB v2 examples, 2024 root 
   it('rdata by IPv4 address (DNSDB example 3)', async () => {
     const r = await get(server, '/pdns/v2/lookup/rdata/ip/104.244.13.104', H());
     expect(r.body).toBe(body(begin,
-      { obj: { count: 24, time_first: 1433550785, time_last: 1468312116, rrname: 'www.farsighsecurity.com.', rrtype: 'A', rdata: '104.244.13.104' } },
-      { obj: { count: 9429, time_first: 1427897872, time_last: 1468333042, rrname: 'farsightsecurity.com.', rrtype: 'A', rdata: '104.244.13.104' } },
-      { obj: { count: 17381, time_first: 1427893644, time_last: 1468329272, rrname: 'www.farsightsecurity.com.', rrtype: 'A', rdata: '104.244.13.104' } },
+      { obj: { count: 24, time_first: 1433550785, time_last: 1468312116, rrname: 'www.farsighsecurity.com.', rrtype: 'A',
+        rdata: '104.244.13.104' } },
+      { obj: { count: 9429, time_first: 1427897872, time_last: 1468333042, rrname: 'farsightsecurity.com.', rrtype: 'A',
+        rdata: '104.244.13.104' } },
+      { obj: { count: 17381, time_first: 1427893644, time_last: 1468329272, rrname: 'www.farsightsecurity.com.', rrtype: 'A',
+        rdata: '104.244.13.104' } },
       ok));
     // Some clients always append /ANY; A is valid; NS is not, for ip.
     expect((await get(server, '/pdns/v2/lookup/rdata/ip/104.244.13.104/ANY', H())).body).toBe(r.body);
@@ -95,10 +99,13 @@ describe.skipIf(!HAVE_REAL)('lookups on real data (DNSDB v2 examples, 2024 root 
 
   it('rdata by IPv6 address and prefix (DNSDB examples 5 and 6)', async () => {
     const expected = body(begin,
-      { obj: { count: 14, time_first: 1433845806, time_last: 1467828872, rrname: 'www.farsighsecurity.com.', rrtype: 'AAAA', rdata: '2620:11c:f004::104' } },
+      { obj: { count: 14, time_first: 1433845806, time_last: 1467828872, rrname: 'www.farsighsecurity.com.', rrtype: 'AAAA',
+        rdata: '2620:11c:f004::104' } },
       // Lines 8 and 9 are the same observation twice: aggregated.
-      { obj: { count: 10614, time_first: 1427897876, time_last: 1468333042, rrname: 'farsightsecurity.com.', rrtype: 'AAAA', rdata: '2620:11c:f004::104' } },
-      { obj: { count: 8046, time_first: 1428586271, time_last: 1468305509, rrname: 'www.farsightsecurity.com.', rrtype: 'AAAA', rdata: '2620:11c:f004::104' } },
+      { obj: { count: 10614, time_first: 1427897876, time_last: 1468333042, rrname: 'farsightsecurity.com.', rrtype: 'AAAA',
+        rdata: '2620:11c:f004::104' } },
+      { obj: { count: 8046, time_first: 1428586271, time_last: 1468305509, rrname: 'www.farsightsecurity.com.', rrtype: 'AAAA',
+        rdata: '2620:11c:f004::104' } },
       ok);
     expect((await get(server, '/pdns/v2/lookup/rdata/ip/2620:11c:f004::104', H())).body).toBe(expected);
     expect((await get(server, '/pdns/v2/lookup/rdata/ip/2620%3A11c%3Af000%3A%3A%2C36', H())).body).toBe(expected);
@@ -114,7 +121,8 @@ describe.skipIf(!HAVE_REAL)('lookups on real data (DNSDB v2 examples, 2024 root 
       ok));
     const mx = await get(server, '/pdns/v2/lookup/rdata/name/hq.fsi.io/MX', H());
     expect(objects(mx.body)).toEqual([
-      { count: 19304, time_first: 1374098929, time_last: 1468333042, rrname: 'farsightsecurity.com.', rrtype: 'MX', rdata: '10 hq.fsi.io.' },
+      { count: 19304, time_first: 1374098929, time_last: 1468333042, rrname: 'farsightsecurity.com.', rrtype: 'MX',
+        rdata: '10 hq.fsi.io.' },
       { count: 45644, time_first: 1372706073, time_last: 1468330740, rrname: 'fsi.io.', rrtype: 'MX', rdata: '10 hq.fsi.io.' },
     ]);
   });
@@ -173,8 +181,10 @@ describe.skipIf(!HAVE_REAL)('lookups on real data (DNSDB v2 examples, 2024 root 
   it('root zone: a.root-servers.net A and AAAA with zone times from the SOA serial', async () => {
     const r = await get(server, '/pdns/v2/lookup/rrset/name/a.root-servers.net', H());
     expect(r.body).toBe(body(begin,
-      { obj: { count: 1, zone_time_first: 1728604800, zone_time_last: 1728604800, rrname: 'a.root-servers.net.', rrtype: 'A', bailiwick: '.', rdata: ['198.41.0.4'] } },
-      { obj: { count: 1, zone_time_first: 1728604800, zone_time_last: 1728604800, rrname: 'a.root-servers.net.', rrtype: 'AAAA', bailiwick: '.', rdata: ['2001:503:ba3e::2:30'] } },
+      { obj: { count: 1, zone_time_first: 1728604800, zone_time_last: 1728604800, rrname: 'a.root-servers.net.', rrtype: 'A',
+        bailiwick: '.', rdata: ['198.41.0.4'] } },
+      { obj: { count: 1, zone_time_first: 1728604800, zone_time_last: 1728604800, rrname: 'a.root-servers.net.', rrtype: 'AAAA',
+        bailiwick: '.', rdata: ['2001:503:ba3e::2:30'] } },
       ok));
     const ns = await get(server, '/pdns/v2/lookup/rdata/name/a.gtld-servers.net/NS', H());
     expect(objects(ns.body).map((o) => o['rrname'])).toEqual(['com.', 'net.']);
@@ -213,10 +223,11 @@ describe.skipIf(!HAVE_REAL)('lookups on real data (DNSDB v2 examples, 2024 root 
       { obj: { count: 18674, num_results: 3, time_first: 1427897876, time_last: 1468333042 } }, ok));
     // compat.md: max_count stops the summing early and is not a result limit, so the stream ends `succeeded`.
     const m = await get(server, '/pdns/v2/summarize/rdata/ip/2620:11c:f004::104?max_count=20', H());
-    expect(lines(m.body)).toEqual([begin, { obj: { count: 10628, num_results: 2, time_first: 1427897876, time_last: 1468333042 } }, ok]);
+    const summed = { obj: { count: 10628, num_results: 2, time_first: 1427897876, time_last: 1468333042 } };
+    expect(lines(m.body)).toEqual([begin, summed, ok]);
     // `limit` cutting the summed results off is what ends it `limited`.
     const l = await get(server, '/pdns/v2/summarize/rdata/ip/2620:11c:f004::104?limit=2', H());
-    expect(lines(l.body)).toEqual([begin, { obj: { count: 10628, num_results: 2, time_first: 1427897876, time_last: 1468333042 } }, limited]);
+    expect(lines(l.body)).toEqual([begin, summed, limited]);
     const off = await get(server, '/pdns/v2/summarize/rdata/ip/2620:11c:f004::104?offset=1', H());
     expect(off.status).toBe(416);
   });

@@ -74,7 +74,8 @@ describe('id, swclient and version values (spec 4.3 and 7)', () => {
     it(`refuses ${q.length > 40 ? `${q.slice(0, 40)}...` : q} on flexible and standard search`, async () => {
       for (const p of ['/pdns/v2/regex/rrnames/paypal', '/pdns/v2/lookup/rrset/name/paypal.com']) {
         const r = await get(server, `${p}?${q}`, { 'X-API-Key': open });
-        expect([r.status, r.headers['content-type'], r.body]).toEqual([400, 'text/plain; charset=utf-8', 'Error: unable to parse request\n']);
+        expect([r.status, r.headers['content-type'], r.body])
+          .toEqual([400, 'text/plain; charset=utf-8', 'Error: unable to parse request\n']);
       }
     });
   }

@@ -119,7 +119,8 @@ describe('demo dataset: something to search for', () => {
   const names = new Set(all.map((o) => o.rrname));
 
   it('holds the documented phishing lookalikes and more of their kind', () => {
-    for (const n of ['paypal-login-verify.xyz.', 'secure-paypal.com.account-update.top.', 'appleid-support-login.com.', 'microsoft-login.online.']) {
+    for (const n of ['paypal-login-verify.xyz.', 'secure-paypal.com.account-update.top.', 'appleid-support-login.com.',
+      'microsoft-login.online.']) {
       expect({ n, present: names.has(n) }).toEqual({ n, present: true });
     }
     const paypal = [...names].filter((n) => n.includes('paypal'));

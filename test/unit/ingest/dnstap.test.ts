@@ -24,9 +24,12 @@ function varint(v: number): Uint8Array {
 }
 const fieldVarint = (field: number, v: number): Uint8Array => cat([varint(field * 8), varint(v)]);
 const fieldBytes = (field: number, b: Uint8Array): Uint8Array => cat([varint(field * 8 + 2), varint(b.length), b]);
-const fieldFixed32 = (field: number, v: number): Uint8Array => cat([varint(field * 8 + 5), Uint8Array.of(v & 0xff, (v >> 8) & 0xff, (v >> 16) & 0xff, v >>> 24)]);
+const fieldFixed32 = (field: number, v: number): Uint8Array =>
+  cat([varint(field * 8 + 5), Uint8Array.of(v & 0xff, (v >> 8) & 0xff, (v >> 16) & 0xff, v >>> 24)]);
 
-interface TapFixture { type: number; responseTimeSec?: number; queryTimeSec?: number; query?: Uint8Array; response?: Uint8Array; zone?: string }
+interface TapFixture {
+  type: number; responseTimeSec?: number; queryTimeSec?: number; query?: Uint8Array; response?: Uint8Array; zone?: string;
+}
 
 function dnstapFrame(m: TapFixture, dnstapType = 1): Uint8Array {
   const msg = cat([
@@ -44,7 +47,8 @@ function dnstapFrame(m: TapFixture, dnstapType = 1): Uint8Array {
 }
 
 function control(type: number, contentType?: string): Uint8Array {
-  const fields = contentType === undefined ? new Uint8Array(0) : cat([be32(1), be32(contentType.length), new TextEncoder().encode(contentType)]);
+  const fields = contentType === undefined ? new Uint8Array(0)
+    : cat([be32(1), be32(contentType.length), new TextEncoder().encode(contentType)]);
   const body = cat([be32(type), fields]);
   return cat([be32(0), be32(body.length), body]);
 }
@@ -92,7 +96,8 @@ describe('dnstap (generated Frame Streams)', () => {
   });
 
   it('every response type counts: AUTH, RESOLVER, CLIENT, FORWARDER, STUB, TOOL, UPDATE', async () => {
-    const { obs } = await run('types.fstrm', fstrm([2, 4, 6, 8, 10, 12, 14].map((type) => dnstapFrame({ type, responseTimeSec: T, response }))));
+    const frames = [2, 4, 6, 8, 10, 12, 14].map((type) => dnstapFrame({ type, responseTimeSec: T, response }));
+    const { obs } = await run('types.fstrm', fstrm(frames));
     expect(obs.length).toBe(7);
   });
 

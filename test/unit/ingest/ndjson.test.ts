@@ -204,7 +204,9 @@ describe('NDJSON shapes', () => {
     const lines: string[] = [];
     let bytes = 0;
     for (let i = 0; bytes < 2.5 * LIMITS.ndjsonReadChunkBytes; i++) {
-      const line = JSON.stringify({ rrname: `h${i}.p${'p'.repeat(i % 50)}.example.`, rrtype: 'TXT', rdata: [`"${i}"`], count: i + 1, time_first: i, time_last: i });
+      const line = JSON.stringify({
+        rrname: `h${i}.p${'p'.repeat(i % 50)}.example.`, rrtype: 'TXT', rdata: [`"${i}"`], count: i + 1, time_first: i, time_last: i,
+      });
       lines.push(line);
       bytes += line.length + 1;
     }

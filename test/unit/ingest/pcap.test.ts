@@ -36,7 +36,8 @@ async function run(name: string, bytes: Uint8Array) {
   return { obs, ctx, stats: sensorStats(ctx), file };
 }
 
-const udpV4 = (payload: Uint8Array, sport = 53, dport = 40000): Uint8Array => ipv4('192.0.2.53', '198.51.100.1', 17, udp(sport, dport, payload));
+const udpV4 = (payload: Uint8Array, sport = 53, dport = 40000): Uint8Array =>
+  ipv4('192.0.2.53', '198.51.100.1', 17, udp(sport, dport, payload));
 
 describe('pcap containers and link layers (generated captures)', () => {
   it('classic little-endian microsecond pcap over Ethernet', async () => {
@@ -83,7 +84,8 @@ describe('pcap containers and link layers (generated captures)', () => {
   });
 
   it('IPv6 over Ethernet', async () => {
-    const { obs } = await run('v6.pcap', pcapFile([{ sec: T0, frame: ethernet(ipv6('2001:db8:0:0:0:0:0:53', '::1', 17, udp(53, 40000, answer))) }]));
+    const frame = ethernet(ipv6('2001:db8:0:0:0:0:0:53', '::1', 17, udp(53, 40000, answer)));
+    const { obs } = await run('v6.pcap', pcapFile([{ sec: T0, frame }]));
     expect(summary(obs)).toEqual(EXPECTED);
   });
 
@@ -133,8 +135,10 @@ describe('TCP reassembly (generated)', () => {
     authority: [{ name: 'example.com.', type: 2, rdata: nameToWire('ns1.example.com.') }],
   });
   const stream = cat([tcpFramed(answer), tcpFramed(second)]);
-  const S = (seq: number, flags: number, data?: Uint8Array) => ({ sec: T0, frame: ethernet(ipv4('192.0.2.53', '198.51.100.1', 6, tcp(53, 40000, seq, flags, data))) });
-  const C = (seq: number, flags: number, data?: Uint8Array) => ({ sec: T0, frame: ethernet(ipv4('198.51.100.1', '192.0.2.53', 6, tcp(40000, 53, seq, flags, data))) });
+  const S = (seq: number, flags: number, data?: Uint8Array) =>
+    ({ sec: T0, frame: ethernet(ipv4('192.0.2.53', '198.51.100.1', 6, tcp(53, 40000, seq, flags, data))) });
+  const C = (seq: number, flags: number, data?: Uint8Array) =>
+    ({ sec: T0, frame: ethernet(ipv4('198.51.100.1', '192.0.2.53', 6, tcp(40000, 53, seq, flags, data))) });
 
   it('two messages across out-of-order and retransmitted segments', async () => {
     const isn = 0xfffffff0; // wraps past 2^32 inside the stream
@@ -279,7 +283,8 @@ describeReal('real captures (shared/data/real/pcap)', () => {
     expect(rejects).toEqual([]);
     // Rule 2 (referral: parent of the NS owner) and rule 1 (root SOA) both give the root; nothing is dropped.
     expect(keptByType(obs)).toEqual({ 2: 11397, 1: 11392, 28: 1660, 6: 28 });
-    expect(stats).toMatchObject({ packets: 1998, queries: 999, responses: 999, records: 24477, outOfBailiwick: 0, metaOrClass: 0, observations: 14050 });
+    expect(stats).toMatchObject(
+      { packets: 1998, queries: 999, responses: 999, records: 24477, outOfBailiwick: 0, metaOrClass: 0, observations: 14050 });
     expect(countBy(obs, (o) => o.bailiwick)).toEqual({ '.': 14050 });
     // Every delegation is of a TLD.
     expect(obs.filter((o) => o.rrtype === 2).every((o) => o.rrname.split('.').length === 2)).toBe(true);
@@ -298,7 +303,8 @@ describeReal('real captures (shared/data/real/pcap)', () => {
     expect(keptByType(obs)).toEqual({ 1: 120, 2: 164, 12: 34 });
     expect(countBy(obs, (o) => o.bailiwick)).toEqual({ 'google.com.': 144, '218.58.216.in-addr.arpa.': 34 });
     const first = obs.find((o) => o.rrname === 'google.com.' && o.rrtype === 1)!;
-    expect(first).toMatchObject({ bailiwick: 'google.com.', count: 1, timeFirst: 1476976981, timeLast: 1476976981, zoneTimeFirst: 0, zoneTimeLast: 0 });
+    expect(first).toMatchObject(
+      { bailiwick: 'google.com.', count: 1, timeFirst: 1476976981, timeLast: 1476976981, zoneTimeFirst: 0, zoneTimeLast: 0 });
     expect(first.rdata.map((r) => r.text)).toEqual(['216.58.218.206']); // 2016-10-20 15:23:01 UTC, as tcpdump shows
     expect([...first.rdata[0]!.wire]).toEqual([216, 58, 218, 206]);
     const ptr = obs.find((o) => o.rrtype === 12)!;
@@ -337,7 +343,8 @@ describeReal('real captures (shared/data/real/pcap)', () => {
     expect(91757 + 2713 + 2573 - 235 + 51).toBe(96859);
     const { obs, rejects, stats } = await observe('compactor-knot-live-20161006.pcap');
     expect(rejects).toEqual([]);
-    expect(stats).toMatchObject({ packets: 17493, queries: 8267, responses: 8128, truncatedResponses: 136, outOfBailiwick: 0, observations: 63903 });
+    expect(stats).toMatchObject(
+      { packets: 17493, queries: 8267, responses: 8128, truncatedResponses: 136, outOfBailiwick: 0, observations: 63903 });
     expect(countBy(obs, (o) => o.bailiwick)).toEqual({ '.': 62724, 'arpa.': 1052, 'root-servers.net.': 127 });
     // The first response of the file: a referral to com. for ctf.download.avg.com AAAA (0/13/16).
     const com = obs.find((o) => o.rrname === 'com.' && o.rrtype === 2)!;
@@ -421,7 +428,8 @@ describeReal('edge-case captures (shared/data/real/pcap/edge-cases)', () => {
     expect(rejects).toEqual([]);
     expect(stats).toMatchObject({ truncatedResponses: 1, responses: 1, records: 2049, metaOrClass: 1 });
     expect(obs.length).toBe(1);
-    expect(obs[0]).toMatchObject({ rrname: '2048-a.size.dns.netmeister.org.', rrtype: 1, bailiwick: 'size.dns.netmeister.org.', timeFirst: 1677958940 });
+    expect(obs[0]).toMatchObject(
+      { rrname: '2048-a.size.dns.netmeister.org.', rrtype: 1, bailiwick: 'size.dns.netmeister.org.', timeFirst: 1677958940 });
     expect(obs[0]!.rdata.length).toBe(2048);
     expect(obs[0]!.rdata[0]!.text).toBe('127.0.0.0');
   });
@@ -439,7 +447,8 @@ describeReal('edge-case captures (shared/data/real/pcap/edge-cases)', () => {
     expect(rejects).toEqual([]);
     expect(stats).toMatchObject({ responses: 1, records: 14, metaOrClass: 1, outOfBailiwick: 8 });
     expect(obs.map((o) => `${o.rrname} ${o.rrtype} ${o.bailiwick} ${o.rdata.length}`)).toEqual([
-      'pa.weberlab.de. 28 weberlab.de. 1', 'pa.weberlab.de. 46 weberlab.de. 1', 'weberlab.de. 2 weberlab.de. 2', 'weberlab.de. 46 weberlab.de. 1',
+      'pa.weberlab.de. 28 weberlab.de. 1', 'pa.weberlab.de. 46 weberlab.de. 1',
+      'weberlab.de. 2 weberlab.de. 2', 'weberlab.de. 46 weberlab.de. 1',
     ]);
     expect(obs[0]!.rdata[0]!.text).toBe('2001:470:1f0b:1024::2');
   });

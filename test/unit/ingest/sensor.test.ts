@@ -97,9 +97,15 @@ describe('inferBailiwick', () => {
     const dnskey = msg({ qname: 'upenn.edu.', answers: [rr('upenn.edu.', DNSKEY, Uint8Array.of(1, 0, 3, 5, 1))] });
     expect(inferBailiwick(dnskey)).toBe('upenn.edu.');
     // A DS lives at the child's apex but the parent signs and serves it.
-    const ds = msg({ qname: 'upenn.edu.', answers: [rr('upenn.edu.', DS, Uint8Array.of(0x48, 0x1f, 5, 1, 0xaa)), rr('upenn.edu.', RRSIG, rrsig(DS, 'edu.'))] });
+    const ds = msg({
+      qname: 'upenn.edu.',
+      answers: [rr('upenn.edu.', DS, Uint8Array.of(0x48, 0x1f, 5, 1, 0xaa)), rr('upenn.edu.', RRSIG, rrsig(DS, 'edu.'))],
+    });
     expect(inferBailiwick(ds)).toBe('edu.');
-    const signedA = msg({ qname: 'www.sub.example.com.', answers: [rr('www.sub.example.com.', A, ip('192.0.2.1')), rr('www.sub.example.com.', RRSIG, rrsig(A, 'example.com.'))] });
+    const signedA = msg({
+      qname: 'www.sub.example.com.',
+      answers: [rr('www.sub.example.com.', A, ip('192.0.2.1')), rr('www.sub.example.com.', RRSIG, rrsig(A, 'example.com.'))],
+    });
     expect(inferBailiwick(signedA)).toBe('example.com.');
     // A signer that does not enclose the question proves nothing.
     const foreign = msg({ qname: 'www.example.com.', answers: [rr('www.example.com.', RRSIG, rrsig(A, 'example.net.'))] });
@@ -180,7 +186,8 @@ describe('responseObservations', () => {
   it('skips queries and truncated responses', () => {
     const stats = newSensorStats();
     expect(observeResponse(msg({ qname: 'a.example.', qr: false }), 1, undefined, stats)).toEqual([]);
-    expect(observeResponse(msg({ qname: 'a.example.', tc: true, answers: [rr('a.example.', A, ip('192.0.2.1'))] }), 1, undefined, stats)).toEqual([]);
+    const truncated = msg({ qname: 'a.example.', tc: true, answers: [rr('a.example.', A, ip('192.0.2.1'))] });
+    expect(observeResponse(truncated, 1, undefined, stats)).toEqual([]);
     expect(observeResponse(msg({ answers: [rr('a.example.', A, ip('192.0.2.1'))] }), 1, undefined, stats)).toEqual([]);
     expect(stats).toMatchObject({ queries: 1, truncatedResponses: 1, noQuestion: 1, responses: 0 });
   });

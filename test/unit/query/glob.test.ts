@@ -19,7 +19,8 @@ const RECORDS = [
 function globHits(glob: string): string[] {
   const view = makeView(RECORDS);
   const hits: string[] = [];
-  scanRecords(makeMatcher(compilePattern('glob', glob)), view, 0, RECORDS.length, (i) => { hits.push(RECORDS[i]!); return true; }, () => false);
+  scanRecords(makeMatcher(compilePattern('glob', glob)), view, 0, RECORDS.length,
+    (i) => { hits.push(RECORDS[i]!); return true; }, () => false);
   // The per-record definition must agree with the blob scan.
   const ref = new RE2(compilePattern('glob', glob).recordSource);
   expect(hits).toEqual(RECORDS.filter((r) => ref.test(Buffer.from(r, 'latin1'))));

@@ -52,7 +52,9 @@ function randomRecords(count: number, seed: number): string[] {
   for (let i = 0; i < count; i++) {
     const len = Math.floor(r() * r() * 24);
     let s = '';
-    for (let j = 0; j < len; j++) s += (r() < 0.5 ? common : alphabet)[Math.floor(r() * (r() < 0.5 ? common.length : alphabet.length))] ?? 'a';
+    for (let j = 0; j < len; j++) {
+      s += (r() < 0.5 ? common : alphabet)[Math.floor(r() * (r() < 0.5 ? common.length : alphabet.length))] ?? 'a';
+    }
     out.push(s);
   }
   return [...FIXED_RECORDS, ...out];

@@ -99,7 +99,8 @@ describe('candidates', () => {
   test('random queries on random records: candidates contain every record whose trigrams satisfy the query (property)', () => {
     const r = rng(3);
     const alpha = 'abcdeABC.';
-    const recs = Array.from({ length: 2_000 }, () => Array.from({ length: Math.floor(r() * 10) }, () => alpha[Math.floor(r() * alpha.length)]).join(''));
+    const recs = Array.from({ length: 2_000 },
+      () => Array.from({ length: Math.floor(r() * 10) }, () => alpha[Math.floor(r() * alpha.length)]).join(''));
     const v = makeView(recs);
     const index = buildTrigramIndex(v);
     const trigramSets = recs.map((s) => {

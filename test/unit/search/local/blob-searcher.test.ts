@@ -139,7 +139,9 @@ describe('patterns that match every record', () => {
       expect({ p, hits: reference(p, records) }).toEqual({ p, hits: records.map((_, i) => i) });
     }
     expect(compilePattern('glob', '*').everyRecord).toBe(true);
-    for (const p of ['^$', '^.$', 'a', '.{2}', '(?s).', '\\.', '^.*a$']) expect({ p, every: compilePattern('regex', p).everyRecord }).toEqual({ p, every: false });
+    for (const p of ['^$', '^.$', 'a', '.{2}', '(?s).', '\\.', '^.*a$']) {
+      expect({ p, every: compilePattern('regex', p).everyRecord }).toEqual({ p, every: false });
+    }
   });
 
   test('everyRecord visits [from, to) in order, stops when told, and resumes where it stopped', () => {

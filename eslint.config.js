@@ -1,0 +1,68 @@
+// Style rules for rrscan, checked by `npm run lint` (ESLint 9 flat config).
+//
+// Layout rules only (@stylistic), each one describing the style the code already has: dense lines up to 140
+// characters, 2-space indent, single quotes, semicolons, the usual spacing. No formatter rewrites the code (its
+// style would differ and touch every file); a broken rule fails `npm test` instead. `npx eslint --fix FILE` fixes
+// everything but line length.
+import stylistic from '@stylistic/eslint-plugin';
+import tseslint from 'typescript-eslint';
+
+const MAX_LEN = { code: 140, tabWidth: 2, ignoreUrls: true, ignoreRegExpLiterals: true };
+
+/** A quoted string (single, double or back quotes; escapes allowed) of at least `min` characters, as a regex. */
+const string = (min) => ["'", '"', '`'].map((q) => `${q}(?:[^${q}\\\\]|\\\\.){${min},}${q}`).join('|');
+/** A line holding a string of 40+ characters. Strings are paired from the start of the line, so the text between two strings
+ * never counts as one. */
+const LONG_STRING = `^(?:[^'"\`\\\\]|\\\\.|${string(0)})*?(?:${string(40)})`;
+
+export default [
+  {
+    // FlatBuffers output of schema/generate.sh (regenerated, never edited), build output, benchmark results.
+    ignores: ['dist/**', 'node_modules/**', 'native/**', 'src/shard/generated/**', 'bench/out/**'],
+  },
+  {
+    files: ['src/**/*.ts', 'workers/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts'],
+    languageOptions: {
+      // Syntax only, no type information: fast, and all that layout rules need.
+      parser: tseslint.parser,
+      ecmaVersion: 2022,
+      sourceType: 'module',
+    },
+    linterOptions: { reportUnusedDisableDirectives: 'error' },
+    plugins: { '@stylistic': stylistic },
+    rules: {
+      '@stylistic/max-len': ['error', MAX_LEN],
+      '@stylistic/indent': ['error', 2, { SwitchCase: 1 }],
+      '@stylistic/no-tabs': 'error',
+      '@stylistic/semi': ['error', 'always'],
+      '@stylistic/quotes': ['error', 'single', { avoidEscape: true, allowTemplateLiterals: 'always' }],
+      '@stylistic/no-trailing-spaces': 'error',
+      '@stylistic/eol-last': ['error', 'always'],
+      '@stylistic/linebreak-style': ['error', 'unix'],
+      '@stylistic/no-multiple-empty-lines': ['error', { max: 2 }],
+      '@stylistic/comma-dangle': ['error', 'always-multiline'],
+      '@stylistic/comma-spacing': 'error',
+      '@stylistic/semi-spacing': 'error',
+      '@stylistic/no-extra-semi': 'error',
+      '@stylistic/key-spacing': 'error',
+      '@stylistic/keyword-spacing': 'error',
+      '@stylistic/space-infix-ops': 'error',
+      '@stylistic/space-before-blocks': 'error',
+      '@stylistic/space-in-parens': 'error',
+      '@stylistic/object-curly-spacing': ['error', 'always'],
+      '@stylistic/arrow-spacing': 'error',
+      '@stylistic/arrow-parens': ['error', 'always'],
+      '@stylistic/function-call-spacing': 'error',
+      '@stylistic/space-before-function-paren': ['error', { anonymous: 'never', named: 'never', asyncArrow: 'always' }],
+      '@stylistic/type-annotation-spacing': 'error',
+    },
+  },
+  {
+    // Tests hold data: RFC test vectors (hex, base64, presentation format), wire-format JSON lines, expected messages.
+    // A line with such a string (40+ characters) stays whole, so a vector or message reads and greps as one piece.
+    files: ['test/**/*.ts'],
+    rules: {
+      '@stylistic/max-len': ['error', { ...MAX_LEN, ignorePattern: LONG_STRING }],
+    },
+  },
+];
