@@ -17,6 +17,11 @@ export interface TimeFence {
  */
 export type TypeFilter = 'all' | 'any' | 'any-dnssec' | number;
 
+/** True when the fence has any bound. */
+export function isFenced(f: TimeFence): boolean {
+  return f.firstBefore !== undefined || f.firstAfter !== undefined || f.lastBefore !== undefined || f.lastAfter !== undefined;
+}
+
 export function keepType(f: TypeFilter, rrtype: number): boolean {
   if (f === 'all') return true;
   if (f === 'any') return !isDnssecType(rrtype);

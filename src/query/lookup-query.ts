@@ -144,9 +144,12 @@ export function parseLookupQuery(segments: readonly string[], q: Map<string, str
     value = { kind: 'name', match: { mode: 'exact', name: decoded.name } };
   } else value = { kind: 'raw', wire: parseHex(raw) };
 
-  const typeFilter = parseStandardType(segments[4], target === 'rrset' ? 'all' : 'any');
-  if (value.kind === 'ip' && typeFilter !== 'any' && typeFilter !== RR.A && typeFilter !== RR.AAAA) {
-    throw new ApiError('BAD_RRTYPE');
+  let typeFilter = parseStandardType(segments[4], target === 'rrset' ? 'all' : 'any');
+  if (value.kind === 'ip') {
+    // compat.md: only A, AAAA and ANY are valid on rdata/ip, and they are
+    // interchangeable there: the address says which records hold it.
+    if (typeFilter !== 'any' && typeFilter !== RR.A && typeFilter !== RR.AAAA) throw new ApiError('BAD_RRTYPE');
+    typeFilter = 'any';
   }
   const bailiwickSeg = segments[5];
   const bailiwick = bailiwickSeg === undefined || bailiwickSeg === '' ? undefined : name(bailiwickSeg);

@@ -29,7 +29,7 @@ export interface LookupPlan {
 export interface SearchBackend {
   /** Plans a flexible search over the data as it is now; throws ApiError OVERLOADED when it cannot take it. */
   planFlex(q: FlexQuery, eff: Effective): FlexPlan;
-  /** Plans a standard search (lookup or summarize) over the data as it is now. */
+  /** Plans a standard search (lookup or summarize) over the data as it is now; fences are the search layer's. */
   planLookup(q: LookupQuery, eff: Effective): LookupPlan;
   /** What to log about the data at start-up and on reload. */
   describe(): Record<string, unknown>;

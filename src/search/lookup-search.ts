@@ -5,12 +5,19 @@
 // RRset's own), the paginator merges them, and with aggr (the default) the
 // rows several sources hold under one key are one result whose sighting is
 // the sum of theirs (model/sighting.ts). Offsets are therefore stable while
-// the data is unchanged. A summary counts the results it would have written
+// the data is unchanged.
+//
+// Time fences judge the result as the client receives it (compat.md
+// "Values"): with aggr the summed sighting, so an RRset first seen nine
+// years ago is not "first seen after yesterday" because one shard saw it
+// yesterday; without aggr each row on its own. A fence never shortens an
+// object's times. A summary counts the results it would have written
 // and sums their sightings into one object; `max_count` ends it early as
 // complete (`succeeded`), `limit` as `limited`.
 
 import { LIMITS } from '../config/limits.js';
-import { addSighting, noSighting, type Sighting } from '../model/sighting.js';
+import { inFence, type TimeFence } from '../model/filters.js';
+import { addSighting, firstSeen, lastSeen, noSighting, type Sighting } from '../model/sighting.js';
 import type { LookupQuery } from '../query/lookup-query.js';
 import { lookupLine, summaryLine, type LookupResult } from '../render/result-lines.js';
 import type { Effective } from '../query/params.js';
@@ -19,9 +26,14 @@ import { paginate, type Combiner, type Output, type PageOutcome } from './pagina
 import type { ResultSink } from './sink.js';
 import type { LookupSource } from './sources.js';
 
-/** Folds the rows of one key into one result: the first row's fields, the sum of every row's sighting. */
+/**
+ * Folds the rows of one key into one result: the first row's fields, the sum
+ * of every row's sighting; no result when the sum is outside the fence.
+ */
 class SummedRows implements Combiner<LookupSource, LookupResult> {
   private result: LookupResult | undefined;
+
+  constructor(private readonly fence: TimeFence) {}
 
   add(source: LookupSource): void {
     const row = source.row();
@@ -32,7 +44,7 @@ class SummedRows implements Combiner<LookupSource, LookupResult> {
   take(): LookupResult | undefined {
     const r = this.result;
     this.result = undefined;
-    return r;
+    return r !== undefined && inFence(firstSeen(r.sighting), lastSeen(r.sighting), this.fence) ? r : undefined;
   }
 }
 
@@ -53,6 +65,6 @@ function summary(q: LookupQuery): Output<LookupResult> {
 
 /** Runs a planned lookup or summary to its terminator. */
 export function runLookup(plan: LookupPlan, q: LookupQuery, eff: Effective, sink: ResultSink): Promise<PageOutcome> {
-  return paginate((events) => plan.open(events), new SummedRows(), q.summarize ? summary(q) : resultLines(sink, q.humantime),
+  return paginate((events) => plan.open(events), new SummedRows(eff.fence), q.summarize ? summary(q) : resultLines(sink, q.humantime),
     { offset: eff.offset, limit: eff.limit, deadlineMs: LIMITS.lookupTimeoutMs }, sink);
 }

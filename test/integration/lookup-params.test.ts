@@ -197,12 +197,12 @@ describe('rrtype segments', () => {
     expect(await ndjson('/pdns/v2/lookup/rrset/name/example.org/any-dnssec')).toBe(body(begin, orgDS, ok));
   });
 
-  it('rdata/ip takes A, AAAA and ANY only', async () => {
-    expect(await ndjson('/pdns/v2/lookup/rdata/ip/198.51.100.8/A')).toBe(body(begin, ip8, ok));
-    expect(await ndjson('/pdns/v2/lookup/rdata/ip/198.51.100.8/ANY')).toBe(body(begin, ip8, ok));
-    expect(await ndjson('/pdns/v2/lookup/rdata/ip/198.51.100.8/AAAA')).toBe(body(begin, none));
-    expect(await ndjson('/pdns/v2/lookup/rdata/ip/2001:db8::10/AAAA'))
-      .toBe(body(begin, rdataRow('www.paypal.com.', 'AAAA', T2018, T2023, '2001:db8::10'), ok));
+  it('rdata/ip takes A, AAAA and ANY only, and they are interchangeable there (compat.md)', async () => {
+    for (const t of ['A', 'AAAA', 'ANY', 'aaaa', '']) {
+      expect(await ndjson(`/pdns/v2/lookup/rdata/ip/198.51.100.8${t ? '/' : ''}${t}`), t).toBe(body(begin, ip8, ok));
+      expect(await ndjson(`/pdns/v2/lookup/rdata/ip/2001:db8::10${t ? '/' : ''}${t}`), t)
+        .toBe(body(begin, rdataRow('www.paypal.com.', 'AAAA', T2018, T2023, '2001:db8::10'), ok));
+    }
     const r = await get(server, '/pdns/v2/lookup/rdata/ip/198.51.100.8/ANY-DNSSEC', as('plain'));
     expect(r.status).toBe(400);
     expect(r.headers['content-type']).toBe(TEXT);

@@ -45,23 +45,41 @@ export function compileFlex(q: FlexQuery): FlexPatterns {
   }
 }
 
-/** One list of ranges per shard that may hold a match, in shard order. */
+/** Where a flexible search runs. */
+export interface FlexPlanShape {
+  /** One list of ranges per shard to scan, in shard order. */
+  parts: FlexPlanPart[][];
+  /**
+   * Every shard that may hold a matching value (its trigrams allow it),
+   * scanned or not: a fenced search judges a value's times over all of them.
+   */
+  candidates: ShardReader[];
+}
+
+/**
+ * Prunes the shards that cannot contribute a result and cuts the rest into
+ * ranges. A shard whose whole time range lies outside a lastAfter or
+ * firstBefore fence is not scanned: a value only it holds fails the fence,
+ * and a value others hold too is found, and judged with this shard's times,
+ * through them.
+ */
 export function planFlex(q: FlexQuery, patterns: FlexPatterns, fence: TimeFence, shards: readonly ShardReader[],
-  threads: number): FlexPlanPart[][] {
-  const plan: FlexPlanPart[][] = [];
+  threads: number): FlexPlanShape {
+  const candidates: ShardReader[] = [];
+  const parts: FlexPlanPart[][] = [];
   for (const shard of shards) {
-    // A shard whose whole time range lies outside the fence cannot match.
-    if (fence.lastAfter !== undefined && shard.timeMax <= fence.lastAfter) continue;
-    if (fence.firstBefore !== undefined && shard.timeMin >= fence.firstBefore) continue;
     const cols = q.target === 'rrnames' ? shard.flexNames : shard.flexRdata;
     const records = blobLength(cols);
     if (records === 0) continue;
     // A shard whose index lacks a trigram the pattern needs gets no task:
     // at 10 M names the selective class touched one shard of three.
     if (patterns.indexable && !mayMatch(cols.trigrams, patterns.trigrams)) continue;
-    plan.push(rangesOf(shard, records, patterns.indexable ? 1 : threads));
+    candidates.push(shard);
+    if (fence.lastAfter !== undefined && shard.timeMax <= fence.lastAfter) continue;
+    if (fence.firstBefore !== undefined && shard.timeMin >= fence.firstBefore) continue;
+    parts.push(rangesOf(shard, records, patterns.indexable ? 1 : threads));
   }
-  return plan;
+  return { parts, candidates };
 }
 
 /** A shard's records cut into at most `parts` ranges of at least LIMITS.scanSplitRecordsMin records. */

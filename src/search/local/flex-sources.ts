@@ -15,11 +15,12 @@
 
 import { LIMITS } from '../../config/limits.js';
 import { STREAM_MESSAGES } from '../../errors/catalogue.js';
-import type { TimeFence } from '../../model/filters.js';
+import { isFenced, type TimeFence } from '../../model/filters.js';
 import type { FlexQuery } from '../../query/flex-query.js';
 import { END, HAS, WAIT, type FlexSource, type OpenSources, type SourceEvents, type SourceState } from '../sources.js';
 import { batchTypes, valueLines } from './flex-batch.js';
-import type { FlexPlanPart } from './flex-plan.js';
+import type { ShardHandle, ShardReader } from '../../shard/shard-reader.js';
+import type { FlexPlanPart, FlexPlanShape } from './flex-plan.js';
 import type { RunningScan, ScanPool } from './scan-pool.js';
 import { INITIAL_CREDITS, type FlexBatch, type WorkerMessage } from './scan-protocol.js';
 
@@ -27,6 +28,8 @@ import { INITIAL_CREDITS, type FlexBatch, type WorkerMessage } from './scan-prot
 interface SearchTasks {
   q: FlexQuery;
   fence: TimeFence;
+  /** Shards that may hold a matching value, when the fence needs their times; else empty. */
+  candidates: readonly ShardReader[];
   pool: ScanPool;
   events: SourceEvents;
   /** Unique values the whole answer needs (offset + limit + 1). */
@@ -53,9 +56,10 @@ class Part {
 
   start(from = this.range.from, want = this.t.firstWant): void {
     const { q, pool } = this.t;
+    const own = this.range.shard;
     this.scan = pool.run({
-      kind: 'flex', shard: { name: this.range.shard.name, buffer: this.range.shard.buffer }, target: q.target,
-      method: q.method, pattern: q.pattern, exclude: q.exclude, typeFilter: q.typeFilter, fence: this.t.fence,
+      kind: 'flex', shard: handleOf(own), target: q.target, method: q.method, pattern: q.pattern, exclude: q.exclude,
+      typeFilter: q.typeFilter, fence: this.t.fence, others: this.t.candidates.filter((s) => s !== own).map(handleOf),
       from, to: this.range.to, want,
     }, (m) => this.onMessage(m), this.t.credits);
   }
@@ -164,11 +168,13 @@ function sharesOf(want: number, shards: number): { firstWant: number; credits: n
   return { firstWant, credits };
 }
 
-/** Starts the scans of a plan (one list of parts per shard) and returns one source per shard. */
-export function openFlexSources(plan: readonly FlexPlanPart[][], q: FlexQuery, fence: TimeFence, want: number, pool: ScanPool,
+const handleOf = (s: ShardReader): ShardHandle => ({ name: s.name, buffer: s.buffer });
+
+/** Starts the scans of a plan and returns one source per scanned shard. */
+export function openFlexSources(plan: FlexPlanShape, q: FlexQuery, fence: TimeFence, want: number, pool: ScanPool,
   events: SourceEvents): OpenSources<FlexSource> {
-  const t: SearchTasks = { q, fence, pool, events, want, ...sharesOf(want, plan.length) };
-  const sources = plan.map((ranges) => new ShardSource(ranges.map((r) => new Part(r, t))));
+  const t: SearchTasks = { q, fence, candidates: isFenced(fence) ? plan.candidates : [], pool, events, want, ...sharesOf(want, plan.parts.length) };
+  const sources = plan.parts.map((ranges) => new ShardSource(ranges.map((r) => new Part(r, t))));
   // First parts of every shard before any later part: the merge needs a head
   // from every shard before it can emit, while a shard's later parts are read
   // only after its first, so on a busy pool they would hold threads the first

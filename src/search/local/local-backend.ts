@@ -35,14 +35,14 @@ export class LocalBackend implements SearchBackend {
   planFlex(q: FlexQuery, eff: Effective): FlexPlan {
     const patterns = compileFlex(q);
     const plan = planFlex(q, patterns, eff.fence, this.shards.current().shards, this.pool.threads);
-    if (this.pool.wouldOverflow(plan.reduce((n, p) => n + p.length, 0))) throw new ApiError('OVERLOADED');
+    if (this.pool.wouldOverflow(plan.parts.reduce((n, p) => n + p.length, 0))) throw new ApiError('OVERLOADED');
     const want = eff.offset + eff.limit + 1;
     return { error: patterns.error, open: (events) => openFlexSources(plan, q, eff.fence, want, this.pool, events) };
   }
 
-  planLookup(q: LookupQuery, eff: Effective): LookupPlan {
+  planLookup(q: LookupQuery): LookupPlan {
     const { shards } = this.shards.current();
-    return { open: (events) => openLookupSources(shards, q, eff.fence, events) };
+    return { open: (events) => openLookupSources(shards, q, events) };
   }
 
   describe(): Record<string, unknown> {

@@ -18,8 +18,8 @@
 
 import { LIMITS } from '../../config/limits.js';
 import { nextTurn } from '../../lib/turns.js';
-import { inFence, keepType, type TimeFence } from '../../model/filters.js';
-import { addSighting, firstSeen, lastSeen, noSighting, type Sighting } from '../../model/sighting.js';
+import { keepType } from '../../model/filters.js';
+import { addSighting, noSighting, type Sighting } from '../../model/sighting.js';
 import type { LookupQuery } from '../../query/lookup-query.js';
 import type { LookupResult } from '../../render/result-lines.js';
 import type { ShardReader } from '../../shard/shard-reader.js';
@@ -33,15 +33,15 @@ interface Hit {
   readonly indexKey: string;
 }
 
-/** Rows matching the query, in key order; null for a row read and dropped (the source counts its work). */
-function* hits(s: ShardReader, q: LookupQuery, fence: TimeFence): Generator<Hit | null> {
-  const scratch = noSighting();
-  const passes = (i: number, bailiwickId: number): boolean => {
-    if (!keepType(q.typeFilter, s.rrtype(i))) return false;
-    if (bailiwickId >= 0 && !s.hasBailiwick(i, bailiwickId)) return false;
-    const t = s.sighting(i, scratch);
-    return inFence(firstSeen(t), lastSeen(t), fence);
-  };
+/**
+ * Rows matching the query, in key order; null for a row read and dropped
+ * (the source counts its work). Time fences are not judged here: they judge
+ * the result a client receives, which with aggr sums rows of several shards
+ * (search/lookup-search.ts).
+ */
+function* hits(s: ShardReader, q: LookupQuery): Generator<Hit | null> {
+  const passes = (i: number, bailiwickId: number): boolean =>
+    keepType(q.typeFilter, s.rrtype(i)) && (bailiwickId < 0 || s.hasBailiwick(i, bailiwickId));
   const v = q.value;
   if (q.target === 'rrset') {
     if (v.kind !== 'name') return;
@@ -93,9 +93,9 @@ class ShardLookupSource implements LookupSource {
   /** Rdata rows of several RRsets may share a key in one shard: with aggr they are one item. */
   private readonly fold: boolean;
 
-  constructor(private readonly s: ShardReader, q: LookupQuery, fence: TimeFence, private readonly position: number,
+  constructor(private readonly s: ShardReader, q: LookupQuery, private readonly position: number,
     private readonly aggr: boolean, private readonly events: SourceEvents) {
-    this.rows = hits(s, q, fence);
+    this.rows = hits(s, q);
     this.fold = aggr && q.target === 'rdata';
   }
 
@@ -177,7 +177,6 @@ class ShardLookupSource implements LookupSource {
 }
 
 /** One source per shard, in shard order. */
-export function openLookupSources(shards: readonly ShardReader[], q: LookupQuery, fence: TimeFence,
-  events: SourceEvents): OpenSources<LookupSource> {
-  return { sources: shards.map((s, i) => new ShardLookupSource(s, q, fence, i, q.aggr, events)), close: () => undefined };
+export function openLookupSources(shards: readonly ShardReader[], q: LookupQuery, events: SourceEvents): OpenSources<LookupSource> {
+  return { sources: shards.map((s, i) => new ShardLookupSource(s, q, i, q.aggr, events)), close: () => undefined };
 }

@@ -34,6 +34,12 @@ export interface FlexTask {
   exclude: string | undefined;
   typeFilter: TypeFilter;
   fence: TimeFence;
+  /**
+   * The other shards that may hold the same values (the pattern may match
+   * there): a fenced search judges each (value, rrtype) on its times over all
+   * of them (tuple-times.ts). Empty when the search has no fence.
+   */
+  others: ShardHandle[];
   /** Record range [from, to) of the shard's blob; to = -1 means the end. */
   from: number;
   to: number;
