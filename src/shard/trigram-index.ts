@@ -31,6 +31,7 @@
 
 import assert from 'node:assert/strict';
 import type { TrigramQuery } from '../model/trigram-query.js';
+import { lowerBound } from '../lib/lower-bound.js';
 import type { BlobColumns } from './blob.js';
 
 export interface TrigramIndexParts {
@@ -171,6 +172,32 @@ export function encodePostings(ids: ArrayLike<number>): Uint8Array {
   return Uint8Array.from(out);
 }
 
+/**
+ * Walks a posting list's bytes [s, e): each call of next() decodes one
+ * LEB128 delta and returns the id, or -1 past the end. The one decoder of
+ * the format described above.
+ */
+class PostingsReader {
+  private id = 0;
+
+  constructor(private readonly postings: Uint8Array, private p: number, private readonly e: number) {}
+
+  next(): number {
+    if (this.p >= this.e) return -1;
+    const postings = this.postings;
+    let v = 0;
+    let shift = 0;
+    let byte: number;
+    do {
+      byte = postings[this.p++]!;
+      v += (byte & 0x7f) * 2 ** shift;
+      shift += 7;
+    } while (byte & 0x80);
+    this.id += v;
+    return this.id;
+  }
+}
+
 /** Decodes postings bytes [s, e) into ascending ids. */
 export function decodePostings(postings: Uint8Array, s: number, e: number): Uint32Array {
   // Size the output exactly (one id per byte without the continuation bit):
@@ -178,21 +205,8 @@ export function decodePostings(postings: Uint8Array, s: number, e: number): Uint
   let count = 0;
   for (let p = s; p < e; p++) if (postings[p]! < 0x80) count++;
   const out = new Uint32Array(count);
-  let n = 0;
-  let id = 0;
-  let p = s;
-  while (p < e) {
-    let v = 0;
-    let shift = 0;
-    let byte: number;
-    do {
-      byte = postings[p++]!;
-      v += (byte & 0x7f) * 2 ** shift;
-      shift += 7;
-    } while (byte & 0x80);
-    id += v;
-    out[n++] = id;
-  }
+  const r = new PostingsReader(postings, s, e);
+  for (let n = 0, id = r.next(); id >= 0; id = r.next()) out[n++] = id;
   return out;
 }
 
@@ -201,18 +215,8 @@ function intersectPostings(running: Uint32Array, postings: Uint8Array, s: number
   const out = new Uint32Array(running.length);
   let n = 0;
   let i = 0;
-  let id = 0;
-  let p = s;
-  while (p < e && i < running.length) {
-    let v = 0;
-    let shift = 0;
-    let byte: number;
-    do {
-      byte = postings[p++]!;
-      v += (byte & 0x7f) * 2 ** shift;
-      shift += 7;
-    } while (byte & 0x80);
-    id += v;
+  const r = new PostingsReader(postings, s, e);
+  for (let id = r.next(); id >= 0 && i < running.length; id = r.next()) {
     while (i < running.length && running[i]! < id) i++;
     if (i < running.length && running[i] === id) out[n++] = running[i++]!;
   }
@@ -256,14 +260,8 @@ function union(a: Uint32Array, b: Uint32Array): Uint32Array {
 /** Posting byte range of a trigram code, or null when no record has it. */
 function lookup(index: TrigramIndexParts, code: number): [number, number] | null {
   const { keys, starts } = index;
-  let lo = 0;
-  let hi = keys.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (keys[mid]! < code) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo < keys.length && keys[lo] === code ? [starts[lo]!, starts[lo + 1]!] : null;
+  const k = lowerBound(keys, code);
+  return k < keys.length && keys[k] === code ? [starts[k]!, starts[k + 1]!] : null;
 }
 
 /**

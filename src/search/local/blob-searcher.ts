@@ -27,6 +27,7 @@
 import assert from 'node:assert/strict';
 import RE2 from 're2';
 import { LIMITS } from '../../config/limits.js';
+import { lowerBound, runOf } from '../../lib/lower-bound.js';
 import type { CompiledPattern } from '../../query/pattern.js';
 import type { BlobColumns } from '../../shard/blob.js';
 
@@ -46,13 +47,7 @@ export function makeMatcher(p: CompiledPattern): RE2 {
 function recordAt(offsets: Uint32Array, pos: number, lo: number, hi: number): number {
   // Hits are usually in the record the search started at: check it first.
   if (pos < offsets[lo + 1]!) return lo;
-  lo++;
-  while (hi - lo > 1) {
-    const mid = (lo + hi) >>> 1;
-    if (offsets[mid]! <= pos) lo = mid;
-    else hi = mid;
-  }
-  return lo;
+  return runOf(offsets, pos, lo + 1, hi);
 }
 
 /**
@@ -71,16 +66,7 @@ export function scanRecords(re: RE2, view: BlobColumns, from: number, to: number
     const limit = offsets[at]! + LIMITS.scanChunkBytes;
     let end: number;
     if (offsets[to]! <= limit) end = to;
-    else {
-      let lo = at + 1;
-      let hi = to;
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (offsets[mid]! >= limit) hi = mid;
-        else lo = mid + 1;
-      }
-      end = lo;
-    }
+    else end = lowerBound(offsets, limit, at + 1, to);
     const endByte = offsets[end]!;
     let rec = at;
     while (rec < end) {
