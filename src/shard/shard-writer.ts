@@ -33,6 +33,7 @@ import {
 } from './generated/shard_generated.js';
 import { openShard } from './shard-reader.js';
 import { sortRecords } from './record-sort.js';
+import { compareRrsetTails, sortRrsets } from './rrset-order.js';
 
 assert.ok(new Uint8Array(new Uint16Array([1]).buffer)[0] === 1, 'shards are little-endian; typed arrays are copied raw');
 
@@ -138,16 +139,6 @@ export interface ShardStats {
   bytes: number;
 }
 
-/** Sorts `a[from..to)` in place; for the handful of RRsets one owner has. */
-function insertionSort(a: Uint32Array, from: number, to: number, compare: (x: number, y: number) => number): void {
-  for (let i = from + 1; i < to; i++) {
-    const v = a[i]!;
-    let j = i - 1;
-    for (; j >= from && compare(a[j]!, v) > 0; j--) a[j + 1] = a[j]!;
-    a[j + 1] = v;
-  }
-}
-
 /** Builds the shard of an RrsetTable's RRsets; the table is only read. */
 export function buildShardBody(table: RrsetTable, source: string, createdAt: number): { body: Uint8Array; stats: ShardStats } {
   const n = table.size;
@@ -165,34 +156,12 @@ export function buildShardBody(table: RrsetTable, source: string, createdAt: num
   const bailiwickRank = new Uint32Array(table.bailiwicks.length);
   for (let k = 0; k < table.bailiwicks.length; k++) bailiwickRank[bailiwicks.order[k]!] = k;
 
-  // ---- RRsets in (reversed owner, rrtype, bailiwick, rdata texts) order ----
-  // The order compaction merges by (shard-rrsets.ts rrsetSortKey). A
-  // counting sort on the owner's rank does the bulk in linear time (a
-  // comparator sort over all RRsets was the writer's largest single cost);
-  // each owner's few RRsets are then put in order by insertion.
+  // ---- RRsets in the shard's order (rrset-order.ts) ----
   const text = table.rdataText;
-  const compareWithinOwner = (a: number, b: number): number => {
-    const d = tType[a]! - tType[b]! || bailiwickRank[tBail[a]!]! - bailiwickRank[tBail[b]!]!;
-    if (d !== 0) return d;
-    const ea = tRdStarts[a + 1]!, eb = tRdStarts[b + 1]!;
-    let i = tRdStarts[a]!, j = tRdStarts[b]!;
-    for (; i < ea && j < eb; i++, j++) {
-      const x = text[tRdRows[i]!]!, y = text[tRdRows[j]!]!;
-      if (x !== y) return x < y ? -1 : 1;
-    }
-    return (ea - i) - (eb - j);
-  };
-  const rankStarts = new Uint32Array(nOwners + 1);
-  for (let r = 0; r < n; r++) rankStarts[ownerRank[tOwner[r]!]! + 1]!++;
-  for (let k = 0; k < nOwners; k++) rankStarts[k + 1]! += rankStarts[k]!;
-  const order = new Uint32Array(n);
-  const cursor = rankStarts.slice(0, nOwners);
-  for (let r = 0; r < n; r++) order[cursor[ownerRank[tOwner[r]!]!]!++] = r;
-  for (let k = 0; k < nOwners; k++) {
-    const from = rankStarts[k]!, to = rankStarts[k + 1]!;
-    if (to - from > 16) order.subarray(from, to).sort(compareWithinOwner);
-    else if (to - from > 1) insertionSort(order, from, to, compareWithinOwner);
-  }
+  const compareTails = compareRrsetTails({
+    rrtype: tType, bailiwick: tBail, bailiwickRank, rdataStarts: tRdStarts, rdataRows: tRdRows, rdataText: text,
+  });
+  const { order } = sortRrsets(tOwner, ownerRank, compareTails);
 
   // ---- per-RRset columns in that order; owners ----
   const rrtype = new Uint16Array(n);
