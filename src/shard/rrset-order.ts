@@ -21,6 +21,8 @@
 // and one that does not makes the merge emit RRsets out of order and fail to
 // aggregate equal ones.
 
+import { LIMITS } from '../config/limits.js';
+
 /** Joins the parts of an RRset's key; below every printable character, so a shorter part sorts first. */
 export const RRSET_KEY_SEPARATOR = '\u0001';
 
@@ -87,6 +89,7 @@ export interface RrsetOrder {
  */
 export function sortRrsets(owner: Uint32Array, ownerRank: Uint32Array, compareTails: (a: number, b: number) => number): RrsetOrder {
   const n = owner.length, nOwners = ownerRank.length;
+  const insertionMax = LIMITS.insertionSortRrsetsMax;
   const ownerStarts = new Uint32Array(nOwners + 1);
   for (let r = 0; r < n; r++) ownerStarts[ownerRank[owner[r]!]! + 1]!++;
   for (let k = 0; k < nOwners; k++) ownerStarts[k + 1]! += ownerStarts[k]!;
@@ -95,7 +98,7 @@ export function sortRrsets(owner: Uint32Array, ownerRank: Uint32Array, compareTa
   for (let r = 0; r < n; r++) order[cursor[ownerRank[owner[r]!]!]!++] = r;
   for (let k = 0; k < nOwners; k++) {
     const from = ownerStarts[k]!, to = ownerStarts[k + 1]!;
-    if (to - from > 16) order.subarray(from, to).sort(compareTails);
+    if (to - from > insertionMax) order.subarray(from, to).sort(compareTails);
     else if (to - from > 1) insertionSort(order, from, to, compareTails);
   }
   return { order, ownerStarts };

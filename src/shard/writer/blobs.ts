@@ -7,6 +7,7 @@
 // order and the column.
 
 import assert from 'node:assert/strict';
+import { LIMITS } from '../../config/limits.js';
 import { sortRecords } from '../record-sort.js';
 
 /** Records joined with a trailing newline each; record i is bytes[offsets[i] .. offsets[i+1]). */
@@ -14,10 +15,6 @@ export interface BlobParts {
   bytes: Buffer;
   offsets: Uint32Array;
 }
-
-// Records are written to a blob a batch at a time: one join and one write per
-// batch instead of one write call per record.
-const BLOB_BATCH_RECORDS = 4096;
 
 /** Records joined with a trailing newline each (see the blob convention in shard.fbs). */
 export function makeBlob(records: readonly string[]): BlobParts {
@@ -31,8 +28,10 @@ export function makeBlob(records: readonly string[]): BlobParts {
   assert.ok(total < 2 ** 32, 'blob exceeds 4 GiB; shardBytesMax should have split the shard');
   offsets[n] = total;
   const bytes = Buffer.allocUnsafe(total);
-  for (let i = 0; i < n; i += BLOB_BATCH_RECORDS) {
-    const joined = `${records.slice(i, i + BLOB_BATCH_RECORDS).join('\n')}\n`;
+  // A batch at a time: one join and one write per batch, not per record.
+  const batch = LIMITS.blobWriteBatchRecords;
+  for (let i = 0; i < n; i += batch) {
+    const joined = `${records.slice(i, i + batch).join('\n')}\n`;
     // latin1 would silently keep the low byte of a wider character.
     if (Buffer.byteLength(joined, 'utf8') !== joined.length) assert.fail(`blob record not ASCII near record ${i}`);
     bytes.write(joined, offsets[i]!, 'latin1');

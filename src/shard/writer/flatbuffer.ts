@@ -38,8 +38,8 @@ export interface ShardParts {
 /** The FlatBuffer of a shard; asserts that it stays within LIMITS.shardBytesMax. */
 export function assembleShard(p: ShardParts, source: string, createdAt: number): Uint8Array {
   const estimate = estimateBytes(p);
-  assert.ok(estimate < LIMITS.shardBytesMax * 1.1, `shard of ${estimate} bytes exceeds shardBytesMax; the ingest run must split it`);
-  const b = new flatbuffers.Builder(Math.min(FLATBUFFER_BYTES_MAX, Math.ceil(estimate * 1.05)));
+  assert.ok(estimate < LIMITS.shardBytesMax * LIMITS.shardBytesEstimateSlackRatio, `shard of ${estimate} bytes exceeds shardBytesMax; the ingest run must split it`);
+  const b = new flatbuffers.Builder(Math.min(FLATBUFFER_BYTES_MAX, Math.ceil(estimate * LIMITS.shardBuilderHeadroomRatio)));
   const flexNames = addFlexNames(b, p.flexNames);
   const flexRdata = addFlexRdata(b, p.flexRdata);
   const rdata = addRdata(b, p.rdata);
