@@ -16,10 +16,11 @@
 // The writer sorts by the parts without building keys (sortRrsets and
 // compareRrsetTails below), while compaction merges shards by the built key
 // (shard-rrsets.ts) and a lookup merges the shards' rows by owner and key
-// tail (rrsetKeyTail). These must agree byte for byte with the order of the
-// RRsets stored in every shard: a k-way merge assumes each input ascends,
-// and one that does not makes the merge emit RRsets out of order and fail to
-// aggregate equal ones.
+// tail (search/lookup-search.ts builds that tail itself; rrsetKeyTail is
+// the same, for it to use). These must agree byte for byte with the order
+// of the RRsets stored in every shard: a k-way merge assumes each input
+// ascends, and one that does not makes the merge emit RRsets out of order
+// and fail to aggregate equal ones.
 
 import { LIMITS } from '../config/limits.js';
 
