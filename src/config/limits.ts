@@ -131,6 +131,33 @@ export const LIMITS = Object.freeze({
   shardBytesMax: 1_500_000_000,
   /** RRsets per shard the writer emits before it starts a new one. */
   shardRrsetsMax: 4_000_000,
+  /**
+   * The writer refuses a shard whose size estimate (src/shard/writer/flatbuffer.ts,
+   * which over-counts) reaches shardBytesMax times this: 1.5 GB x 1.1 = 1.65 GB.
+   */
+  shardBytesEstimateSlackRatio: 1.1,
+  /**
+   * The FlatBuffer builder is allocated at the estimate times this, so an
+   * estimate a few percent short needs no doubling (a doubling copies the
+   * whole buffer, and FlatBuffers cannot grow past 2 GiB). Largest
+   * allocation: 1.65 GB x 1.05 = 1.73 GB, under 2 GiB (checkLimits).
+   */
+  shardBuilderHeadroomRatio: 1.05,
+  /**
+   * Records joined into one string and written to a blob at once (writer/blobs.ts):
+   * one join and one write per batch, not per record. The batch string is
+   * 4,096 x (record + newline): at most 4,096 x 255 B = 1 MiB of owner
+   * names; rdata texts are bounded only by what ingest accepts (an NDJSON
+   * line, ingestLineBytesMax), so a batch of very long TXT texts is larger.
+   */
+  blobWriteBatchRecords: 4_096,
+  /**
+   * An owner's RRsets up to this many are put in shard order by insertion
+   * (at most 16 x 15 / 2 = 120 comparisons), more by TypedArray sort
+   * (rrset-order.ts): most owners have a handful, where insertion saves
+   * the sort call's overhead, and a busy owner stays n log n.
+   */
+  insertionSortRrsetsMax: 16,
   /** Default in-memory aggregation budget for ingest, in RRsets, before a run spills to a shard. */
   ingestRrsetsInMemoryMax: 2_000_000,
   /** A single NDJSON line or zone-file logical line longer than this is rejected. */
@@ -248,6 +275,8 @@ export function checkLimits(): void {
   assert.ok(L.lineBytesMax < 64 * 1024, 'lines must stay under 64 KiB (compat.md)');
   assert.ok(L.lineBytesMax < L.writeChunkBytes, 'one line must fit in one write chunk');
   assert.ok(L.shardBytesMax < 2 ** 31, 'FlatBuffers offsets are signed 32-bit');
+  assert.ok(L.shardBytesMax * L.shardBytesEstimateSlackRatio * L.shardBuilderHeadroomRatio < 2 ** 31,
+    'the largest FlatBuffer builder the writer allocates must fit signed 32-bit offsets');
   assert.ok(L.keepAliveIntervalMs < L.scanTimeoutMs, 'keep-alives must come before the scan timeout');
   assert.ok(L.keepAliveIntervalMs < L.lookupTimeoutMs, 'keep-alives must come before the lookup timeout');
   assert.ok(L.pageGroupsPerTurn >= 1 && L.lookupRowsPerTurn >= 1, 'a turn must make progress');

@@ -1,21 +1,20 @@
 // Reads a shard's RRsets back as Observations, in the shard's own order
-// (reversed owner, rrtype, bailiwick, rdata), with the same sort key the
-// writer used. Compaction merges shards through this.
+// (rrset-order.ts), each with its sort key. Compaction merges shards by
+// these keys.
 
 import type { Observation, Rdata } from '../model/observation.js';
 import { reverseName } from '../dns/name.js';
 import { ShardReader } from './shard-reader.js';
+import { rrsetKey } from './rrset-order.js';
 
 export interface KeyedRrset {
   key: string;
   rrset: Observation;
 }
 
-/** The writer's sort key (shard-writer.ts buildShardBody) for an RRset. */
+/** An RRset's sort key (rrset-order.ts rrsetKey), given its owner reversed. */
 export function rrsetSortKey(reversedOwner: string, o: Observation): string {
-  let k = `${reversedOwner}\u0001${o.rrtype.toString(16).padStart(4, '0')}\u0001${o.bailiwick}`;
-  for (const r of o.rdata) k += `\u0001${r.text}`;
-  return k;
+  return rrsetKey(reversedOwner, o.rrtype, o.bailiwick, o.rdata.map((r) => r.text));
 }
 
 /** The RRsets of owner rows [fromOwner, toOwner) (all by default), in the shard's order. */
