@@ -17,7 +17,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { addKey } from '../src/auth/access-gate.js';
 import { ShardSet } from '../src/search/local/shard-set.js';
-import { ShardReader } from '../src/shard/shard-reader.js';
+import { blobRecord } from '../src/shard/blob.js';
 import { OUT, arg, environment, fmt, percentile, startServer, timedGet } from './common.js';
 
 const dataDir = path.resolve(arg('data', path.join(OUT, 'flex-2000000')));
@@ -66,7 +66,7 @@ async function main(): Promise<void> {
   const names: string[] = [];
   for (const s of snap.shards) {
     const n = s.flexNames.offsets.length - 1;
-    for (let i = 0; i < 200; i++) names.push(ShardReader.record(s.flexNames, Math.floor((i * n) / 200)));
+    for (let i = 0; i < 200; i++) names.push(blobRecord(s.flexNames, Math.floor((i * n) / 200)));
   }
   set.close();
   const key = addKey(dataDir, { quota: { kind: 'unlimited' } });

@@ -20,6 +20,7 @@ import type { Observation } from '../model/observation.js';
 import { readManifest, updateManifest, type ShardEntry } from './manifest.js';
 import { WriterLock } from './file-lock.js';
 import { ShardReader, type ShardHandle } from './shard-reader.js';
+import { blobRecord } from './blob.js';
 import { shardRrsets } from './shard-rrsets.js';
 import { mergeSorted } from '../lib/merge.js';
 import { blobLowerBound } from './blob.js';
@@ -125,7 +126,7 @@ function splitOwners(readers: readonly ShardReader[], parts: number): (string | 
   const cuts: (string | undefined)[] = [undefined];
   let last: string | undefined;
   for (let k = 1; k < parts; k++) {
-    const key = ShardReader.record(biggest.owners, Math.floor((owners * k) / parts));
+    const key = blobRecord(biggest.owners, Math.floor((owners * k) / parts));
     if (last === undefined || key > last) cuts.push((last = key));
   }
   cuts.push(undefined);

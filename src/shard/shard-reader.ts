@@ -174,11 +174,6 @@ export class ShardReader {
     return this.buffer.byteLength;
   }
 
-  /** Record i of a blob as a string (see blob.ts). */
-  static record(b: BlobColumns, i: number): string {
-    return blobRecord(b, i);
-  }
-
   rdataWire(row: number): Uint8Array {
     return this.rdata.wire.subarray(this.rdata.wireOffsets[row]!, this.rdata.wireOffsets[row + 1]!);
   }

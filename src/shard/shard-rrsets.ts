@@ -4,7 +4,8 @@
 
 import type { Observation, Rdata } from '../model/observation.js';
 import { reverseName } from '../dns/name.js';
-import { ShardReader } from './shard-reader.js';
+import type { ShardReader } from './shard-reader.js';
+import { blobRecord } from './blob.js';
 import { rrsetKey } from './rrset-order.js';
 
 export interface KeyedRrset {
@@ -22,7 +23,7 @@ export function* shardRrsets(s: ShardReader, fromOwner = 0, toOwner = s.owners.o
   const rs = s.rrsets;
   const rdataCache = new Map<number, Rdata>();
   for (let o = fromOwner; o < toOwner; o++) {
-    const rev = ShardReader.record(s.owners, o);
+    const rev = blobRecord(s.owners, o);
     const rrname = reverseName(rev);
     for (let i = s.ownerStarts[o]!; i < s.ownerStarts[o + 1]!; i++) {
       const rdata: Rdata[] = [];
@@ -30,14 +31,14 @@ export function* shardRrsets(s: ShardReader, fromOwner = 0, toOwner = s.owners.o
         const row = rs.rdataRows[j]!;
         let r = rdataCache.get(row);
         if (!r) {
-          r = { text: ShardReader.record(s.rdata.text, row), wire: Uint8Array.from(s.rdataWire(row)) };
+          r = { text: blobRecord(s.rdata.text, row), wire: Uint8Array.from(s.rdataWire(row)) };
           if (rdataCache.size > 100_000) rdataCache.clear();
           rdataCache.set(row, r);
         }
         rdata.push(r);
       }
       const rrset: Observation = {
-        rrname, rrtype: rs.rrtype[i]!, bailiwick: ShardReader.record(s.bailiwicks, rs.bailiwick[i]!), rdata,
+        rrname, rrtype: rs.rrtype[i]!, bailiwick: blobRecord(s.bailiwicks, rs.bailiwick[i]!), rdata,
         count: rs.count[i]!, timeFirst: rs.timeFirst[i]!, timeLast: rs.timeLast[i]!,
         zoneTimeFirst: rs.zoneTimeFirst[i]!, zoneTimeLast: rs.zoneTimeLast[i]!,
       };

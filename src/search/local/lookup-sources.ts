@@ -22,6 +22,7 @@ import { keepType } from '../../model/filters.js';
 import { addSighting, noSighting, type Sighting } from '../../model/sighting.js';
 import type { LookupQuery } from '../../query/lookup-query.js';
 import type { LookupResult } from '../../render/result-lines.js';
+import { RRSET_KEY_SEPARATOR as SEP, rrsetKeyTail, rrtypeKeyText } from '../../shard/rrset-order.js';
 import type { ShardReader } from '../../shard/shard-reader.js';
 import { END, HAS, WAIT, type LookupSource, type OpenSources, type SourceEvents, type SourceState } from '../sources.js';
 
@@ -65,18 +66,10 @@ function* hits(s: ShardReader, q: LookupQuery): Generator<Hit | null> {
   }
 }
 
-const hex4 = (n: number) => n.toString(16).padStart(4, '0');
-
-/** The RRset's sort key after its owner (shard/shard-rrsets.ts rrsetSortKey). */
-function rrsetTail(s: ShardReader, i: number): string {
-  let k = `${hex4(s.rrtype(i))}\u0001${s.bailiwick(i)}`;
-  for (const text of s.rdataTexts(i)) k += `\u0001${text}`;
-  return k;
-}
-
+/** A hit's merge key: its index key, then the RRset's own sort key (rrset rows) or rrtype, text and owner (rdata rows). */
 function keyOf(s: ShardReader, h: Hit): string {
-  if (h.rdata < 0) return `${h.indexKey}\u0001${rrsetTail(s, h.rrset)}`;
-  return `${h.indexKey}\u0001${hex4(s.rdataType(h.rdata))}\u0001${s.rdataText(h.rdata)}\u0001${s.reversedOwner(h.rrset)}`;
+  if (h.rdata < 0) return `${h.indexKey}${SEP}${rrsetKeyTail(s.rrtype(h.rrset), s.bailiwick(h.rrset), s.rdataTexts(h.rrset))}`;
+  return `${h.indexKey}${SEP}${rrtypeKeyText(s.rdataType(h.rdata))}${SEP}${s.rdataText(h.rdata)}${SEP}${s.reversedOwner(h.rrset)}`;
 }
 
 class ShardLookupSource implements LookupSource {

@@ -5,6 +5,7 @@ import { ingestObservations } from '../../../src/ingest/run.js';
 import type { Observation } from '../../../src/model/observation.js';
 import { rdataFromText } from '../../../src/dns/rdata.js';
 import { ShardReader } from '../../../src/shard/shard-reader.js';
+import { blobRecord } from '../../../src/shard/blob.js';
 import { readManifest } from '../../../src/shard/manifest.js';
 import { removeDir, tempDir } from '../../helpers/rrscan.js';
 
@@ -34,8 +35,8 @@ describe('shard files', () => {
     expect(s.timeMin).toBe(500);
     expect(s.timeMax).toBe(2100);
     // Owners are reversed and sorted; flex names forward and sorted.
-    expect([0, 1, 2].map((i) => ShardReader.record(s.owners, i))).toEqual(['example.', 'example.mail.', 'example.www.']);
-    expect([0, 1, 2].map((i) => ShardReader.record(s.flexNames, i))).toEqual(['example.', 'mail.example.', 'www.example.']);
+    expect([0, 1, 2].map((i) => blobRecord(s.owners, i))).toEqual(['example.', 'example.mail.', 'example.www.']);
+    expect([0, 1, 2].map((i) => blobRecord(s.flexNames, i))).toEqual(['example.', 'mail.example.', 'www.example.']);
     expect(s.flexNames.blob.toString('latin1')).toBe('example.\nmail.example.\nwww.example.\n');
     expect(Array.from(s.flexNames.offsets)).toEqual([0, 9, 23, 36]);
     expect(Array.from(s.rrsets.rrtype)).toEqual([2, 15, 1]);
