@@ -21,7 +21,8 @@ console.log(`command: node dist/bench/shard-bytes.js --records ${records} --runs
 console.log(`env: ${environment()}`);
 let started = performance.now();
 const table = shardInputTable(records);
-console.log(`table: ${table.size} RRsets, ${table.names.length} owners, ${table.rdataText.length} rdata in ${fmt((performance.now() - started) / 1000, 2)} s`);
+const tableSeconds = fmt((performance.now() - started) / 1000, 2);
+console.log(`table: ${table.size} RRsets, ${table.names.length} owners, ${table.rdataText.length} rdata in ${tableSeconds} s`);
 const hashes = new Set<string>();
 const ms: number[] = [];
 const cpuMs: number[] = [];

@@ -179,7 +179,10 @@ export const LIMITS = Object.freeze({
   keyConcurrentMax: 1_024,
   /** CIDRs in one key's client address allow list. */
   allowCidrsMax: 64,
-  /** Licences read from the store are reused this long: revoking an unlimited key takes effect within it (charged keys re-read their row in every charge). */
+  /**
+   * Licences read from the store are reused this long: revoking an unlimited key takes effect within it
+   * (charged keys re-read their row in every charge).
+   */
   licenceCacheTtlMs: 1_000,
   /** Licences held in the cache; above this the cache is cleared rather than grown. */
   licenceCacheEntriesMax: 10_000,
@@ -215,7 +218,10 @@ export const LIMITS = Object.freeze({
   tcpStreamsOpenMax: 8_192,
   /** Bytes buffered in one TCP direction (in-order remainder plus out-of-order segments): two 64 KiB DNS messages and their prefixes. */
   tcpStreamBytesMax: 131_076,
-  /** A TCP direction silent this long in capture time is dropped (worst case held: 8,192 x 128 KiB = 1 GiB; typical DNS streams hold < 1 KiB). */
+  /**
+   * A TCP direction silent this long in capture time is dropped (worst case held: 8,192 x 128 KiB = 1 GiB;
+   * typical DNS streams hold < 1 KiB).
+   */
   tcpStreamIdleSec: 60,
   /** One Frame Streams data frame; a dnstap message is at most two 64 KiB DNS messages plus addresses. */
   dnstapFrameBytesMax: 1 << 20,
@@ -223,7 +229,10 @@ export const LIMITS = Object.freeze({
   dnstapControlFrameBytesMax: 512,
 
   // --- DNS codec and zone files (src/dns, src/ingest/zone.ts) ---
-  /** Compression pointers followed in one name; pointers must also point backwards, so this only bounds work (a 255-octet name needs at most 127). */
+  /**
+   * Compression pointers followed in one name; pointers must also point backwards, so this only bounds work
+   * (a 255-octet name needs at most 127).
+   */
   dnsNamePointerJumpsMax: 128,
   /** Nesting of $INCLUDE in zone files; deeper nesting is almost certainly a file including itself. */
   zoneIncludeDepthMax: 16,
@@ -282,10 +291,12 @@ export function checkLimits(): void {
   assert.ok(L.pageGroupsPerTurn >= 1 && L.lookupRowsPerTurn >= 1, 'a turn must make progress');
   assert.ok(L.batchItemsMax > 0 && L.poolQueueMax > 0, 'batches and queue must be positive');
   assert.ok(L.apiKeyCharsMin >= 16 && L.apiKeyCharsMin < L.apiKeyCharsMax, 'API key length bounds must be sane');
-  assert.ok(L.trialResultsMax <= L.resultsDefault && L.resultsDefault <= L.resultsMaxCeiling, 'trial results_max must not exceed the default');
+  assert.ok(L.trialResultsMax <= L.resultsDefault && L.resultsDefault <= L.resultsMaxCeiling,
+    'trial results_max must not exceed the default');
   assert.ok(L.chargeBatchMax > 0 && L.chargeBatchMax <= L.chargesPendingMax, 'a charge batch must fit the pending queue');
   assert.ok(L.keyConcurrentMax <= L.searchesInFlightMax, 'a per-key cap above the process cap means nothing');
-  assert.ok(L.pcapPacketBytesMax < L.pcapngBlockBytesMax && L.pcapngBlockBytesMax <= L.sensorReadChunkBytes, 'a pcapng block must fit one read chunk');
+  assert.ok(L.pcapPacketBytesMax < L.pcapngBlockBytesMax && L.pcapngBlockBytesMax <= L.sensorReadChunkBytes,
+    'a pcapng block must fit one read chunk');
   assert.ok(L.tcpStreamBytesMax >= 2 * (65_535 + 2), 'a TCP direction must hold two whole DNS messages');
   assert.ok(L.dnstapFrameBytesMax <= L.sensorReadChunkBytes, 'a dnstap frame must fit one read chunk');
   assert.ok(L.keepAliveIntervalMsMin <= L.keepAliveIntervalMs && L.keepAliveIntervalMs <= L.keepAliveIntervalMsMax &&

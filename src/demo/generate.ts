@@ -235,7 +235,10 @@ class DemoWorld {
       case 3: return `node-${n % 64}`;
       case 4: return `vps${n}`;
       case 5: return rng.text(8 + rng.below(8), HEX);
-      case 6: return `${rng.pick(['fra', 'ams', 'lon', 'nyc', 'sfo', 'sin', 'tok', 'syd', 'par', 'waw'])}${1 + (n % 9)}-${rng.pick(['app', 'web', 'db', 'lb', 'edge', 'cache'])}`;
+      case 6: {
+        const site = rng.pick(['fra', 'ams', 'lon', 'nyc', 'sfo', 'sin', 'tok', 'syd', 'par', 'waw']);
+        return `${site}${1 + (n % 9)}-${rng.pick(['app', 'web', 'db', 'lb', 'edge', 'cache'])}`;
+      }
       default: return `${rng.pick(WORDS)}${n % 10}`;
     }
   }

@@ -66,7 +66,8 @@ function readRecords(buf: Uint8Array, pos: number, count: number, out: DnsRecord
     const rdlength = u16(buf, pos + 8);
     pos += 10;
     if (pos + rdlength > buf.length) {
-      throw new DnsFormatError(`${section} record ${i + 1}: rdata of ${rdlength} octets at byte offset ${pos} runs past the end of the message`);
+      throw new DnsFormatError(
+        `${section} record ${i + 1}: rdata of ${rdlength} octets at byte offset ${pos} runs past the end of the message`);
     }
     const rdata = rdataFromMessage(rrtype, buf, pos, rdlength);
     pos += rdlength;
@@ -77,7 +78,9 @@ function readRecords(buf: Uint8Array, pos: number, count: number, out: DnsRecord
 
 /** Parses one DNS message; throws DnsFormatError with the byte offset of the problem. */
 export function parseMessage(buf: Uint8Array): DnsMessage {
-  if (buf.length < DNS_HEADER_OCTETS) throw new DnsFormatError(`message of ${buf.length} octets is shorter than the 12-octet header (byte offset 0)`);
+  if (buf.length < DNS_HEADER_OCTETS) {
+    throw new DnsFormatError(`message of ${buf.length} octets is shorter than the 12-octet header (byte offset 0)`);
+  }
   const flags = u16(buf, 2);
   const qd = u16(buf, 4), an = u16(buf, 6), ns = u16(buf, 8), ar = u16(buf, 10);
   const msg: DnsMessage = {

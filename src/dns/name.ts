@@ -319,7 +319,9 @@ export function readWireName(msg: Uint8Array, offset: number, pointers: boolean)
       if (pos + 1 >= n) throw new DnsFormatError(`truncated compression pointer at byte offset ${pos}`);
       const target = ((len & 0x3f) << 8) | msg[pos + 1]!;
       if (target >= pos) throw new DnsFormatError(`compression pointer at byte offset ${pos} does not point backwards (to ${target})`);
-      if (++jumps > LIMITS.dnsNamePointerJumpsMax) throw new DnsFormatError(`too many compression pointers in name at byte offset ${offset}`);
+      if (++jumps > LIMITS.dnsNamePointerJumpsMax) {
+        throw new DnsFormatError(`too many compression pointers in name at byte offset ${offset}`);
+      }
       if (end < 0) end = pos + 2;
       pos = target;
       continue;
@@ -370,7 +372,9 @@ export function copyWireName(msg: Uint8Array, offset: number, out: Uint8Array, o
       if (pos + 1 >= n) throw new DnsFormatError(`truncated compression pointer at byte offset ${pos}`);
       const target = ((len & 0x3f) << 8) | msg[pos + 1]!;
       if (target >= pos) throw new DnsFormatError(`compression pointer at byte offset ${pos} does not point backwards (to ${target})`);
-      if (++jumps > LIMITS.dnsNamePointerJumpsMax) throw new DnsFormatError(`too many compression pointers in name at byte offset ${offset}`);
+      if (++jumps > LIMITS.dnsNamePointerJumpsMax) {
+        throw new DnsFormatError(`too many compression pointers in name at byte offset ${offset}`);
+      }
       if (end < 0) end = pos + 2;
       pos = target;
       continue;

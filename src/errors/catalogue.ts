@@ -42,7 +42,8 @@ export const API_ERRORS = Object.freeze({
   OFFSET_NOT_ALLOWED: e(416, 'Error: Offset is not allowed'),
   OFFSET_TOO_LARGE: e(416, 'Error: Offset exceeds the maximum allowed'),
   RATE_LIMITED: e(429, 'Error: Rate limit exceeded'),
-  INTERNAL: e(500, '<html><head><title>500 Internal Server Error</title></head><body><h1>Internal Server Error</h1></body></html>\n', 'text/html'),
+  INTERNAL: e(500,
+    '<html><head><title>500 Internal Server Error</title></head><body><h1>Internal Server Error</h1></body></html>\n', 'text/html'),
   TOO_MANY_CONNECTIONS: e(503, 'Error: Too many concurrent connections'),
   OVERLOADED: e(503, 'Error: Server is overloaded, try again later'),
 });

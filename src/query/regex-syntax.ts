@@ -49,14 +49,14 @@ export type RegexNode =
    * `fold`/`dotNl`; `literal` is the code point when the atom is a literal character.
    */
   | { readonly kind: 'atom'; readonly pos: number; readonly source: string; readonly fold: boolean; readonly dotNl: boolean;
-      readonly literal?: number }
+    readonly literal?: number }
   | { readonly kind: 'assert'; readonly pos: number; readonly assertion: Assertion }
   | { readonly kind: 'concat'; readonly pos: number; readonly subs: readonly RegexNode[] }
   | { readonly kind: 'alternate'; readonly pos: number; readonly subs: readonly RegexNode[] }
   | { readonly kind: 'group'; readonly pos: number; readonly sub: RegexNode; readonly capture: boolean; readonly name?: string }
   /** `max` is -1 when unbounded. `counted` marks the {n,m} form (RE2 bounds only those). */
   | { readonly kind: 'repeat'; readonly pos: number; readonly sub: RegexNode; readonly min: number; readonly max: number;
-      readonly greedy: boolean; readonly counted: boolean };
+    readonly greedy: boolean; readonly counted: boolean };
 
 /** A syntax error the parser noticed, with the offending position. */
 export class RegexSyntaxError extends Error {

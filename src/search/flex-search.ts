@@ -58,7 +58,8 @@ class UnionOfLines implements Combiner<FlexSource, string> {
       this.text = source.lines();
       return;
     }
-    this.united = uniteLines(this.united ?? { text: this.text, types: this.first.types() }, { text: source.lines(), types: source.types() });
+    const held = this.united ?? { text: this.text, types: this.first.types() };
+    this.united = uniteLines(held, { text: source.lines(), types: source.types() });
     this.text = this.united.text;
   }
 

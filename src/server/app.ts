@@ -121,7 +121,8 @@ class FrontEnd {
       this.streams.add(w);
       try {
         const outcome = await admitted!.run(w);
-        this.logRequest(x, grant, { results: outcome.results, terminator: outcome.terminator, ...(grant.limits.private ? {} : req.logFields) });
+        const query = grant.limits.private ? {} : req.logFields;
+        this.logRequest(x, grant, { results: outcome.results, terminator: outcome.terminator, ...query });
       } finally {
         this.streams.delete(w);
       }
@@ -190,7 +191,9 @@ async function listen(app: TemplatedApp, host: string, port: number): Promise<us
   });
   const bound = uws.us_socket_local_port(sock);
   const tuned = setNotSentLowat(bound, LIMITS.socketNotSentLowatBytes);
-  if (tuned !== 1) log.warn({ port: bound, sockets: tuned }, 'TCP_NOTSENT_LOWAT not set on the listening socket; very slow readers may be cut off');
+  if (tuned !== 1) {
+    log.warn({ port: bound, sockets: tuned }, 'TCP_NOTSENT_LOWAT not set on the listening socket; very slow readers may be cut off');
+  }
   return sock;
 }
 

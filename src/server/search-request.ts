@@ -38,7 +38,9 @@ export function parseSearch(kind: 'flex' | 'lookup' | 'summarize', segments: rea
         const plan = backend.planFlex(q, eff);
         return (sink) => runFlexSearch(plan, eff, sink);
       },
-      logFields: { method: q.method, target: q.target, pattern: q.pattern, exclude: q.exclude, id: q.id, swclient: q.swclient, version: q.version },
+      logFields: {
+        method: q.method, target: q.target, pattern: q.pattern, exclude: q.exclude, id: q.id, swclient: q.swclient, version: q.version,
+      },
     };
   }
   const q = parseLookupQuery(segments, params, now);

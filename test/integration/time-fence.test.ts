@@ -76,7 +76,9 @@ describe('flexible search judges each (value, rrtype) over every shard', () => {
 
 describe('standard search judges the object returned', () => {
   const again = (first: number, last: number, count: number) =>
-    ({ obj: { count, time_first: first, time_last: last, rrname: 'again.example.', rrtype: 'A', bailiwick: 'example.', rdata: ['192.0.2.1'] } });
+    ({ obj: {
+      count, time_first: first, time_last: last, rrname: 'again.example.', rrtype: 'A', bailiwick: 'example.', rdata: ['192.0.2.1'],
+    } });
 
   it('aggr=true: the RRset summed over both shards was first seen in 2015, so it is not "first seen after yesterday"', async () => {
     expect(await ndjson('/pdns/v2/lookup/rrset/name/again.example/A?time_first_after=-86400')).toBe(body(begin, none));

@@ -173,7 +173,8 @@ const handleOf = (s: ShardReader): ShardHandle => ({ name: s.name, buffer: s.buf
 /** Starts the scans of a plan and returns one source per scanned shard. */
 export function openFlexSources(plan: FlexPlanShape, q: FlexQuery, fence: TimeFence, want: number, pool: ScanPool,
   events: SourceEvents): OpenSources<FlexSource> {
-  const t: SearchTasks = { q, fence, candidates: isFenced(fence) ? plan.candidates : [], pool, events, want, ...sharesOf(want, plan.parts.length) };
+  const candidates = isFenced(fence) ? plan.candidates : [];
+  const t: SearchTasks = { q, fence, candidates, pool, events, want, ...sharesOf(want, plan.parts.length) };
   const sources = plan.parts.map((ranges) => new ShardSource(ranges.map((r) => new Part(r, t))));
   // First parts of every shard before any later part: the merge needs a head
   // from every shard before it can emit, while a shard's later parts are read

@@ -53,7 +53,8 @@ function* hits(s: ShardReader, q: LookupQuery): Generator<Hit | null> {
     }
     return;
   }
-  const rows = v.kind === 'ip' ? s.rdataByAddress(v.family, v.low, v.high) : v.kind === 'raw' ? s.rdataByWire(v.wire) : s.rdataByName(v.match);
+  const rows = v.kind === 'ip' ? s.rdataByAddress(v.family, v.low, v.high)
+    : v.kind === 'raw' ? s.rdataByWire(v.wire) : s.rdataByName(v.match);
   for (const [r, indexKey] of rows) {
     if (!keepType(q.typeFilter, s.rdataType(r))) {
       yield null;
@@ -146,7 +147,9 @@ class ShardLookupSource implements LookupSource {
   key(): string {
     if (this.currentKey === undefined) {
       const k = keyOf(this.s, this.current!);
-      this.currentKey = this.aggr ? k : `${k}\u0000${this.position.toString(36).padStart(4, '0')}${(this.seq++).toString(36).padStart(8, '0')}`;
+      // \u0000 sorts before every byte a key holds, so equal keys stay together, ordered by shard, then row.
+      this.currentKey = this.aggr ? k
+        : `${k}\u0000${this.position.toString(36).padStart(4, '0')}${(this.seq++).toString(36).padStart(8, '0')}`;
     }
     return this.currentKey;
   }
