@@ -16,7 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { AccessGate } from '../../src/auth/access-gate.js';
 import type { Endpoint } from '../../src/auth/access-gate.js';
-import { addKey } from '../../src/auth/key-store.js';
+import { addKey } from '../../src/auth/key-admin.js';
 
 const SERVER_REQ_PER_SEC = 25_000;
 const BUDGET_US = 1e6 / SERVER_REQ_PER_SEC;
@@ -57,10 +57,10 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'rrscan-bench-quota-'));
   try {
     const cases: Case[] = [
-      { name: 'unlimited', key: addKey(dir, { quota: { kind: 'unlimited' } }), endpoint: 'lookup' },
-      { name: 'daily', key: addKey(dir, { quota: { kind: 'daily', limit: Number.MAX_SAFE_INTEGER } }), endpoint: 'lookup' },
+      { name: 'unlimited', key: await addKey({ kind: 'sqlite', dataDir: dir }, { quota: { kind: 'unlimited' } }), endpoint: 'lookup' },
+      { name: 'daily', key: await addKey({ kind: 'sqlite', dataDir: dir }, { quota: { kind: 'daily', limit: Number.MAX_SAFE_INTEGER } }), endpoint: 'lookup' },
     ];
-    const gate = AccessGate.open(dir);
+    const gate = AccessGate.open({ kind: 'sqlite', dataDir: dir });
     // Warm up: JIT, statement cache, WAL file.
     for (const c of cases) await measure(gate, c, 32, 0.3);
     console.log('case          req/turn      ops/s   us/req  share of 40 us');

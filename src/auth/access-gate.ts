@@ -38,11 +38,8 @@ import { isExpired, isMetered, resolveFence } from './licence.js';
 import type { ChargedEndpoint, Licence } from './licence.js';
 import { QuotaLedger } from './quota-ledger.js';
 import { quotaHeaders, rateLimitBody } from './rate-limit-body.js';
-import { SqliteKeyStore } from './sqlite-key-store.js';
-
-// The CLI's `start` imports these from here; they live in key-store.ts.
-export { addKey, hasKeys } from './key-store.js';
-export type { NewKeyOptions } from './key-store.js';
+import { openKeyStore } from './stores/open-key-store.js';
+import type { KeyStoreConfig } from './stores/open-key-store.js';
 
 export type Endpoint = 'flex' | 'lookup' | 'summarize' | 'rate_limit';
 
@@ -152,9 +149,9 @@ export class AccessGate {
     this.ledger = new QuotaLedger(store, this.now);
   }
 
-  /** Opens `<dataDir>/keys.sqlite` (creating it if needed). */
-  static open(dataDir: string, opts: AccessGateOptions = {}): AccessGate {
-    return new AccessGate(SqliteKeyStore.open(dataDir), opts);
+  /** Opens the configured key store (creating it if needed). */
+  static open(config: KeyStoreConfig, opts: AccessGateOptions = {}): AccessGate {
+    return new AccessGate(openKeyStore(config), opts);
   }
 
   /**

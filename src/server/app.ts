@@ -98,7 +98,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const shards = new ShardSet(opts.dataDir, (msg, extra) => log.info(extra ?? {}, msg));
   const snap = shards.load();
   shards.watch();
-  const gate = AccessGate.open(opts.dataDir);
+  const gate = AccessGate.open({ kind: 'sqlite', dataDir: opts.dataDir });
   const pool = new ScanPool({
     ...(opts.threads !== undefined ? { threads: opts.threads } : {}),
     ...(opts.queueMax !== undefined ? { queueMax: opts.queueMax } : {}),

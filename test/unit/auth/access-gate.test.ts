@@ -5,9 +5,9 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { AccessGate } from '../../../src/auth/access-gate.js';
 import type { Grant } from '../../../src/auth/access-gate.js';
 import { hashKey } from '../../../src/auth/key-material.js';
-import { addKey } from '../../../src/auth/key-store.js';
-import type { NewKeyOptions } from '../../../src/auth/key-store.js';
-import { SqliteKeyStore } from '../../../src/auth/sqlite-key-store.js';
+import { addKey } from '../../../src/auth/key-admin.js';
+import type { NewKeyOptions } from '../../../src/auth/licence.js';
+import { SqliteKeyStore } from '../../../src/auth/stores/sqlite-key-store.js';
 
 const DAY0 = 1_704_067_200; // 2024-01-01T00:00:00Z
 const IP = '192.0.2.10';
@@ -35,12 +35,12 @@ let clock: number;
 let gates: AccessGate[];
 
 function gate(ttlMs?: number): AccessGate {
-  const g = AccessGate.open(dir, ttlMs === undefined ? { now: () => clock } : { now: () => clock, licenceCacheTtlMs: ttlMs });
+  const g = AccessGate.open({ kind: 'sqlite', dataDir: dir }, ttlMs === undefined ? { now: () => clock } : { now: () => clock, licenceCacheTtlMs: ttlMs });
   gates.push(g);
   return g;
 }
 
-const key = (opts: NewKeyOptions): string => addKey(dir, opts);
+const key = (opts: NewKeyOptions): Promise<string> => addKey({ kind: 'sqlite', dataDir: dir }, opts);
 
 function usageOf(k: string) {
   const store = SqliteKeyStore.open(dir);
@@ -64,7 +64,7 @@ afterEach(() => {
 
 describe('AccessGate: 403 Bad API key', () => {
   it('refuses absent, malformed and unknown keys', async () => {
-    key({ quota: { kind: 'unlimited' } });
+    await key({ quota: { kind: 'unlimited' } });
     const g = gate();
     expect(await refusal(g.admit(undefined, IP, 'flex'))).toEqual(BAD_KEY);
     expect(await refusal(g.admit('', IP, 'lookup'))).toEqual(BAD_KEY);
@@ -75,14 +75,14 @@ describe('AccessGate: 403 Bad API key', () => {
   });
 
   it('accepts the key in any letter case (hex digits)', async () => {
-    const k = key({ quota: { kind: 'unlimited' }, key: 'ABCDEF0123456789-abcdef' });
+    const k = await key({ quota: { kind: 'unlimited' }, key: 'ABCDEF0123456789-abcdef' });
     expect(k).toBe('abcdef0123456789-abcdef');
     const grant = await gate().admit('abcdef0123456789-ABCDEF', IP, 'flex');
     expect(grant.limits.fingerprint).toBe(hashKey(k).toString('hex').slice(0, 12));
   });
 
   it('refuses a client outside the allow list, IPv4-mapped IPv6 matched as IPv4', async () => {
-    const k = key({ quota: { kind: 'unlimited' }, allowCidrs: ['192.0.2.0/24', '2001:db8::/32'] });
+    const k = await key({ quota: { kind: 'unlimited' }, allowCidrs: ['192.0.2.0/24', '2001:db8::/32'] });
     const g = gate();
     await g.admit(k, '192.0.2.200', 'flex');
     await g.admit(k, '::ffff:192.0.2.200', 'flex');
@@ -95,8 +95,8 @@ describe('AccessGate: 403 Bad API key', () => {
   });
 
   it('refuses a revoked metered key at once and an unlimited one after the cache time', async () => {
-    const metered = key({ quota: { kind: 'daily', limit: 100 } });
-    const unlimited = key({ quota: { kind: 'unlimited' } });
+    const metered = await key({ quota: { kind: 'daily', limit: 100 } });
+    const unlimited = await key({ quota: { kind: 'unlimited' } });
     const cached = gate();
     const fresh = gate(0);
     await cached.admit(metered, IP, 'lookup');
@@ -118,7 +118,7 @@ describe('AccessGate: 403 Bad API key', () => {
 
 describe('AccessGate: 401', () => {
   it('refuses keys without v2 on every endpoint', async () => {
-    const k = key({ quota: { kind: 'unlimited' }, v2: false });
+    const k = await key({ quota: { kind: 'unlimited' }, v2: false });
     const g = gate();
     for (const ep of ['flex', 'lookup', 'summarize', 'rate_limit'] as const) expect(await refusal(g.admit(k, IP, ep))).toEqual(NOT_V2);
     expect(await refusal(g.rateLimit(k, IP))).toEqual(NOT_V2);
@@ -127,7 +127,7 @@ describe('AccessGate: 401', () => {
   it('refuses expired licences of every kind with Quota is expired, but still answers rate_limit', async () => {
     const g = gate();
     for (const quota of [{ kind: 'block', limit: 5 }, { kind: 'daily', limit: 5 }, { kind: 'unlimited' }] as const) {
-      const k = key({ quota, expires: DAY0 });
+      const k = await key({ quota, expires: DAY0 });
       expect(await refusal(g.admit(k, IP, 'lookup')), quota.kind).toEqual(EXPIRED);
       expect(await refusal(g.admit(k, IP, 'flex')), quota.kind).toEqual(EXPIRED);
       expect((await g.rateLimit(k, IP)) as { rate: { expires: number } }).toMatchObject({ rate: { expires: DAY0 } });
@@ -135,7 +135,7 @@ describe('AccessGate: 401', () => {
   });
 
   it('expires at the exact second', async () => {
-    const k = key({ quota: { kind: 'block', limit: 5 }, expires: DAY0 + 50_000 });
+    const k = await key({ quota: { kind: 'block', limit: 5 }, expires: DAY0 + 50_000 });
     const g = gate();
     clock = DAY0 + 49_999.999;
     await g.admit(k, IP, 'lookup');
@@ -146,7 +146,7 @@ describe('AccessGate: 401', () => {
 
 describe('AccessGate: 429 Rate limit exceeded', () => {
   it('uses a block up exactly and keeps it used across reopen', async () => {
-    const k = key({ quota: { kind: 'block', limit: 3 } });
+    const k = await key({ quota: { kind: 'block', limit: 3 } });
     const g = gate();
     const heads: string[] = [];
     for (let i = 0; i < 3; i++) heads.push((await g.admit(k, IP, i === 0 ? 'flex' : 'lookup')).headers[1]![1]);
@@ -159,7 +159,7 @@ describe('AccessGate: 429 Rate limit exceeded', () => {
   });
 
   it('refills a daily quota at the next UTC day start', async () => {
-    const k = key({ quota: { kind: 'daily', limit: 2 } });
+    const k = await key({ quota: { kind: 'daily', limit: 2 } });
     const g = gate();
     await g.admit(k, IP, 'lookup');
     await g.admit(k, IP, 'flex');
@@ -175,7 +175,7 @@ describe('AccessGate: 429 Rate limit exceeded', () => {
   });
 
   it('refills an hourly (trial) quota at the next hour', async () => {
-    const k = key({ quota: { kind: 'hourly', limit: 12 } });
+    const k = await key({ quota: { kind: 'hourly', limit: 12 } });
     const g = gate();
     for (let i = 0; i < 12; i++) await g.admit(k, IP, 'lookup');
     expect(await refusal(g.admit(k, IP, 'lookup'))).toEqual(LIMITED);
@@ -189,7 +189,7 @@ describe('AccessGate: 429 Rate limit exceeded', () => {
   it('applies the burst quota to lookup and summarize only, never to flex, on quota and unlimited keys', async () => {
     const g = gate();
     for (const quota of [{ kind: 'daily', limit: 1000 }, { kind: 'unlimited' }] as const) {
-      const k = key({ quota, burst: { size: 2, windowSec: 360 } });
+      const k = await key({ quota, burst: { size: 2, windowSec: 360 } });
       await g.admit(k, IP, 'lookup');
       await g.admit(k, IP, 'summarize');
       expect(await refusal(g.admit(k, IP, 'lookup')), quota.kind).toEqual(LIMITED);
@@ -204,8 +204,8 @@ describe('AccessGate: 429 Rate limit exceeded', () => {
 
 describe('AccessGate: 503 concurrency cap', () => {
   it('caps grants held at once per key; release frees exactly one slot, once', async () => {
-    const k = key({ quota: { kind: 'daily', limit: 100 }, maxConcurrent: 2 });
-    const other = key({ quota: { kind: 'unlimited' }, maxConcurrent: 1 });
+    const k = await key({ quota: { kind: 'daily', limit: 100 }, maxConcurrent: 2 });
+    const other = await key({ quota: { kind: 'unlimited' }, maxConcurrent: 1 });
     const g = gate();
     const a = await g.admit(k, IP, 'flex');
     const b = await g.admit(k, IP, 'lookup');
@@ -226,7 +226,7 @@ describe('AccessGate: 503 concurrency cap', () => {
   });
 
   it('gives the slot back when the charge is refused', async () => {
-    const k = key({ quota: { kind: 'block', limit: 1 }, maxConcurrent: 1 });
+    const k = await key({ quota: { kind: 'block', limit: 1 }, maxConcurrent: 1 });
     const g = gate();
     (await g.admit(k, IP, 'flex')).release();
     expect(await refusal(g.admit(k, IP, 'flex'))).toEqual(LIMITED);
@@ -236,7 +236,7 @@ describe('AccessGate: 503 concurrency cap', () => {
 
 describe('AccessGate: charging', () => {
   it('1,000 concurrent requests on a block of 500 give exactly 500 grants', async () => {
-    const k = key({ quota: { kind: 'block', limit: 500 } });
+    const k = await key({ quota: { kind: 'block', limit: 500 } });
     const g = gate();
     const results = await Promise.allSettled(Array.from({ length: 1000 }, (_, i) => g.admit(k, IP, i % 2 ? 'flex' : 'lookup')));
     const granted = results.filter((r): r is PromiseFulfilledResult<Grant> => r.status === 'fulfilled');
@@ -249,7 +249,7 @@ describe('AccessGate: charging', () => {
   });
 
   it('group-commits the charges of one event-loop turn in one transaction, at most 4,096 per transaction', async () => {
-    const k = key({ quota: { kind: 'daily', limit: 1_000_000 } });
+    const k = await key({ quota: { kind: 'daily', limit: 1_000_000 } });
     const g = gate();
     const spy = vi.spyOn(SqliteKeyStore.prototype, 'chargeBatch');
     try {
@@ -265,7 +265,7 @@ describe('AccessGate: charging', () => {
   });
 
   it('never charges rate_limit', async () => {
-    const k = key({ quota: { kind: 'block', limit: 1 } });
+    const k = await key({ quota: { kind: 'block', limit: 1 } });
     const g = gate();
     for (let i = 0; i < 5; i++) {
       const grant = await g.admit(k, IP, 'rate_limit');
@@ -280,7 +280,7 @@ describe('AccessGate: charging', () => {
   });
 
   it('counts unlimited requests without a write per request, and writes them by close', async () => {
-    const k = key({ quota: { kind: 'unlimited' } });
+    const k = await key({ quota: { kind: 'unlimited' } });
     const g = gate();
     for (let i = 0; i < 7; i++) (await g.admit(k, IP, i % 2 ? 'flex' : 'lookup')).release();
     expect(usageOf(k).totalUsed).toBe(0);
@@ -296,7 +296,7 @@ describe('AccessGate: charging', () => {
 
 describe('AccessGate: limits handed to search', () => {
   it('passes results_max, offset_max, privacy and absolute fences', async () => {
-    const k = key({ quota: { kind: 'daily', limit: 10 }, resultsMax: 256, offsetMax: 3000, private: true,
+    const k = await key({ quota: { kind: 'daily', limit: 10 }, resultsMax: 256, offsetMax: 3000, private: true,
       timeFenceAfter: 1_262_304_000, timeFenceBefore: 1_800_000_000 });
     const grant = await gate().admit(k, IP, 'lookup');
     expect(grant.limits).toEqual({ resultsMax: 256, offsetMax: 3000, timeFenceAfter: 1_262_304_000, timeFenceBefore: 1_800_000_000,
@@ -304,7 +304,7 @@ describe('AccessGate: limits handed to search', () => {
   });
 
   it('resolves relative fences at each request', async () => {
-    const k = key({ quota: { kind: 'unlimited' }, timeFenceAfter: -86_400, timeFenceBefore: -60 });
+    const k = await key({ quota: { kind: 'unlimited' }, timeFenceAfter: -86_400, timeFenceBefore: -60 });
     const g = gate();
     const first = await g.admit(k, IP, 'flex');
     expect([first.limits.timeFenceAfter, first.limits.timeFenceBefore]).toEqual([DAY0 + 45_296 - 86_400, DAY0 + 45_296 - 60]);

@@ -8,7 +8,7 @@ import { Command } from 'commander';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AccessGate } from '../../../src/auth/access-gate.js';
 import { hashKey } from '../../../src/auth/key-material.js';
-import { SqliteKeyStore } from '../../../src/auth/sqlite-key-store.js';
+import { SqliteKeyStore } from '../../../src/auth/stores/sqlite-key-store.js';
 import { registerKeysCommand } from '../../../src/cli/keys.js';
 
 interface Run { ok: boolean; out: string; err: string }
@@ -147,7 +147,7 @@ describe('keys list, revoke, reset', () => {
   it('lists fingerprints only, with usage', async () => {
     const a = await add('--key', '1111111111111111', '--daily', '1000');
     const b = await add('--key', '2222222222222222', '--unlimited', '--expires', '1000000000');
-    const gate = AccessGate.open(dir);
+    const gate = AccessGate.open({ kind: 'sqlite', dataDir: dir });
     for (let i = 0; i < 3; i++) await gate.admit(a, '192.0.2.1', 'lookup');
     gate.close();
     const out = (await run('list', '--data', dir)).out;
@@ -167,7 +167,7 @@ describe('keys list, revoke, reset', () => {
   it('revokes a key (403 from then on) and resets usage', async () => {
     const key = await add('--block', '2');
     const fp = hashKey(key).toString('hex').slice(0, 12);
-    const gate = AccessGate.open(dir, { licenceCacheTtlMs: 0 });
+    const gate = AccessGate.open({ kind: 'sqlite', dataDir: dir }, { licenceCacheTtlMs: 0 });
     try {
       await gate.admit(key, '192.0.2.1', 'lookup');
       await gate.admit(key, '192.0.2.1', 'lookup');

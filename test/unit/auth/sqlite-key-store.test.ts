@@ -3,10 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fingerprintOf, hashKey } from '../../../src/auth/key-material.js';
-import { addKey, hasKeys } from '../../../src/auth/key-store.js';
+import { addKey, hasKeys } from '../../../src/auth/key-admin.js';
 import type { ChargeRequest } from '../../../src/auth/key-store.js';
 import { licenceFromOptions } from '../../../src/auth/licence.js';
-import { SqliteKeyStore } from '../../../src/auth/sqlite-key-store.js';
+import { SqliteKeyStore } from '../../../src/auth/stores/sqlite-key-store.js';
 
 const T = 1_704_067_200;
 let dir: string;
@@ -22,15 +22,15 @@ afterEach(() => {
 });
 
 describe('SqliteKeyStore', () => {
-  it('hasKeys is false without a store and does not create one', () => {
-    expect(hasKeys(dir)).toBe(false);
+  it('hasKeys is false without a store and does not create one', async () => {
+    expect(await hasKeys({ kind: 'sqlite', dataDir: dir })).toBe(false);
     expect(existsSync(path.join(dir, 'keys.sqlite'))).toBe(false);
-    addKey(dir, { quota: { kind: 'unlimited' } });
-    expect(hasKeys(dir)).toBe(true);
+    await addKey({ kind: 'sqlite', dataDir: dir }, { quota: { kind: 'unlimited' } });
+    expect(await hasKeys({ kind: 'sqlite', dataDir: dir })).toBe(true);
   });
 
-  it('round-trips every licence field', () => {
-    const key = addKey(dir, { quota: { kind: 'block', limit: 600 }, expires: T, resultsMax: 256, offsetMax: 3000,
+  it('round-trips every licence field', async () => {
+    const key = await addKey({ kind: 'sqlite', dataDir: dir }, { quota: { kind: 'block', limit: 600 }, expires: T, resultsMax: 256, offsetMax: 3000,
       burst: { size: 5, windowSec: 360 }, maxConcurrent: 4, timeFenceAfter: -86_400, timeFenceBefore: T, private: true,
       allowCidrs: ['10.0.0.0/8', '::1'], v2: false });
     store = SqliteKeyStore.open(dir);
@@ -44,8 +44,8 @@ describe('SqliteKeyStore', () => {
     expect(store.findLicence(hashKey('ffffffffffffffff'))).toBeUndefined();
   });
 
-  it('decides a batch request by request against one read of the row, and writes it once', () => {
-    const key = addKey(dir, { quota: { kind: 'block', limit: 3 } });
+  it('decides a batch request by request against one read of the row, and writes it once', async () => {
+    const key = await addKey({ kind: 'sqlite', dataDir: dir }, { quota: { kind: 'block', limit: 3 } });
     store = SqliteKeyStore.open(dir);
     const lic = store.findLicence(hashKey(key))!;
     // A second copy of the same licence (a cache reload mid-batch) must share the row, not overwrite it.
@@ -63,8 +63,8 @@ describe('SqliteKeyStore', () => {
     expect(store.record(hashKey(key))!.usage).toEqual({ periodStart: 0, periodUsed: 3, totalUsed: 3, lastUsed: T, burstLog: [] });
   });
 
-  it('re-reads revocation inside the charge, whatever the caller cached', () => {
-    const key = addKey(dir, { quota: { kind: 'daily', limit: 3 } });
+  it('re-reads revocation inside the charge, whatever the caller cached', async () => {
+    const key = await addKey({ kind: 'sqlite', dataDir: dir }, { quota: { kind: 'daily', limit: 3 } });
     store = SqliteKeyStore.open(dir);
     const lic = store.findLicence(hashKey(key))!;
     expect(store.revoke(hashKey(key), T)).toBe(true);
@@ -74,8 +74,8 @@ describe('SqliteKeyStore', () => {
     expect(store.revoke(hashKey('dddddddddddddddd'), T)).toBe(false);
   });
 
-  it('keeps the burst log across transactions and clears it on reset', () => {
-    const key = addKey(dir, { quota: { kind: 'unlimited' }, burst: { size: 2, windowSec: 10 } });
+  it('keeps the burst log across transactions and clears it on reset', async () => {
+    const key = await addKey({ kind: 'sqlite', dataDir: dir }, { quota: { kind: 'unlimited' }, burst: { size: 2, windowSec: 10 } });
     store = SqliteKeyStore.open(dir);
     const lic = store.findLicence(hashKey(key))!;
     const one = [{ licence: lic, endpoint: 'lookup' }] as const;
@@ -89,9 +89,9 @@ describe('SqliteKeyStore', () => {
     expect(store.resetUsage(hashKey('dddddddddddddddd'))).toBe(false);
   });
 
-  it('adds unmetered usage in one transaction', () => {
-    const a = addKey(dir, { quota: { kind: 'unlimited' } });
-    const b = addKey(dir, { quota: { kind: 'unlimited' } });
+  it('adds unmetered usage in one transaction', async () => {
+    const a = await addKey({ kind: 'sqlite', dataDir: dir }, { quota: { kind: 'unlimited' } });
+    const b = await addKey({ kind: 'sqlite', dataDir: dir }, { quota: { kind: 'unlimited' } });
     store = SqliteKeyStore.open(dir);
     store.addUnmeteredUsage(new Map([[hashKey(a).toString('hex'), 5], [hashKey(b).toString('hex'), 2]]), T + 0.9);
     store.addUnmeteredUsage(new Map([[hashKey(a).toString('hex'), 1]]), T - 100);
@@ -99,7 +99,7 @@ describe('SqliteKeyStore', () => {
     expect(store.record(hashKey(b))!.usage).toMatchObject({ totalUsed: 2, lastUsed: T });
   });
 
-  it('refuses a second insert of the same key', () => {
+  it('refuses a second insert of the same key', async () => {
     const h = hashKey('cccccccccccccccc');
     store = SqliteKeyStore.open(dir);
     const lic = licenceFromOptions({ quota: { kind: 'unlimited' } }, h, fingerprintOf(h), T);
