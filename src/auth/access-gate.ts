@@ -17,9 +17,11 @@
 // committed before admit() resolves (quota-ledger.ts: group commit), so
 // nothing the client was told it used is lost on a crash.
 //
-// The concurrency cap lives in this process's memory: several server
-// processes sharing a data directory each enforce it separately (a key with
-// cap 4 may hold 4 slots in each); a Redis-backed store could share it.
+// The gate is built from a KeyStore and a ConcurrencyLimiter (interfaces):
+// which store and which limiter decide how far quotas and caps are shared.
+// AccessGate.open pairs the configured store with the in-process limiter,
+// whose caps hold per server process (a key with cap 4 may hold 4 slots in
+// each process sharing a data directory).
 //
 // Licences are cached for LIMITS.licenceCacheTtlMs: revoking a key that
 // needs no write per request (unlimited) takes effect within that time;
@@ -32,10 +34,12 @@
 import { LIMITS } from '../config/limits.js';
 import { ApiError } from '../errors/catalogue.js';
 import { ClientAllowList } from './client-address.js';
+import type { ConcurrencyLimiter, Lease } from './concurrency.js';
 import { canonicalKey, hashKey, sameKeyHash } from './key-material.js';
 import type { ChargeOutcome, KeyStore } from './key-store.js';
 import { isExpired, isMetered, resolveFence } from './licence.js';
 import type { ChargedEndpoint, Licence } from './licence.js';
+import { InProcessLimiter } from './limiters/in-process-limiter.js';
 import { QuotaLedger } from './quota-ledger.js';
 import { quotaHeaders, rateLimitBody } from './rate-limit-body.js';
 import { openKeyStore } from './stores/open-key-store.js';
@@ -100,21 +104,16 @@ function limitsOf(licence: Licence, now: number): KeyLimits {
 class AdmittedRequest implements Grant {
   readonly limits: KeyLimits;
   readonly headers: ReadonlyArray<readonly [string, string]>;
-  private slots: Map<string, number> | undefined;
-  private readonly slotKey: string;
+  private readonly lease: Lease | undefined;
 
-  constructor(limits: KeyLimits, headers: ReadonlyArray<readonly [string, string]>, slots: Map<string, number> | undefined, slotKey: string) {
+  constructor(limits: KeyLimits, headers: ReadonlyArray<readonly [string, string]>, lease: Lease | undefined) {
     this.limits = limits;
     this.headers = headers;
-    this.slots = slots;
-    this.slotKey = slotKey;
+    this.lease = lease;
   }
 
   release(): void {
-    const slots = this.slots;
-    if (slots === undefined) return;
-    this.slots = undefined;
-    freeSlot(slots, this.slotKey);
+    this.lease?.release();
   }
 }
 
@@ -125,12 +124,6 @@ class AdmittedRequest implements Grant {
  */
 export type ClientIp = string | (() => string);
 
-function freeSlot(slots: Map<string, number>, keyHex: string): void {
-  const n = slots.get(keyHex)! - 1;
-  if (n > 0) slots.set(keyHex, n);
-  else slots.delete(keyHex);
-}
-
 export class AccessGate {
   private readonly store: KeyStore;
   private readonly ledger: QuotaLedger;
@@ -139,19 +132,20 @@ export class AccessGate {
   private readonly known = new Map<string, KnownKey>();
   /** The same entries by the key as the client sent it (see authenticate). */
   private readonly byRawKey = new Map<string, KnownKey>();
-  /** Requests in flight per key hash (hex), only for keys with maxConcurrent. */
-  private readonly slots = new Map<string, number>();
+  private readonly limiter: ConcurrencyLimiter;
 
-  private constructor(store: KeyStore, opts: AccessGateOptions) {
+  /** The gate owns both: close() closes them. */
+  constructor(store: KeyStore, limiter: ConcurrencyLimiter, opts: AccessGateOptions = {}) {
     this.store = store;
+    this.limiter = limiter;
     this.now = opts.now ?? (() => Date.now() / 1000);
     this.cacheTtlMs = opts.licenceCacheTtlMs ?? LIMITS.licenceCacheTtlMs;
     this.ledger = new QuotaLedger(store, this.now);
   }
 
-  /** Opens the configured key store (creating it if needed). */
+  /** Opens the configured key store (creating it if needed), with this process's concurrency caps. */
   static open(config: KeyStoreConfig, opts: AccessGateOptions = {}): AccessGate {
-    return new AccessGate(openKeyStore(config), opts);
+    return new AccessGate(openKeyStore(config), new InProcessLimiter(), opts);
   }
 
   /**
@@ -168,34 +162,33 @@ export class AccessGate {
     const licence = key.licence;
     const now = this.now();
     const limits = key.fixedLimits ?? limitsOf(licence, now);
-    if (endpoint === 'rate_limit') return new AdmittedRequest(limits, NO_HEADERS, undefined, key.hex);
+    if (endpoint === 'rate_limit') return new AdmittedRequest(limits, NO_HEADERS, undefined);
     if (isExpired(licence, now)) throw new ApiError('QUOTA_EXPIRED');
     check?.(limits);
-    let slots: Map<string, number> | undefined;
+    let lease: Lease | undefined;
     if (licence.maxConcurrent !== undefined) {
-      const inFlight = this.slots.get(key.hex) ?? 0;
-      if (inFlight >= licence.maxConcurrent) throw new ApiError('TOO_MANY_CONNECTIONS');
-      this.slots.set(key.hex, inFlight + 1);
-      slots = this.slots;
+      const acquired = this.limiter.acquire(key.hex, licence.maxConcurrent);
+      lease = acquired instanceof Promise ? await acquired : acquired;
+      if (lease === undefined) throw new ApiError('TOO_MANY_CONNECTIONS');
     }
     if (!isMetered(licence, endpoint)) {
       this.ledger.countUnmetered(key.hex);
-      return new AdmittedRequest(limits, key.unmeteredHeaders, slots, key.hex);
+      return new AdmittedRequest(limits, key.unmeteredHeaders, lease);
     }
     let outcome: ChargeOutcome;
     try {
       outcome = await this.ledger.charge(licence, endpoint as ChargedEndpoint);
     } catch (err) {
-      if (slots !== undefined) freeSlot(slots, key.hex);
+      lease?.release();
       throw err;
     }
     if (!outcome.ok) {
-      if (slots !== undefined) freeSlot(slots, key.hex);
+      lease?.release();
       // The transaction saw a revoked key: stop serving it from the cache too.
       if (outcome.code === 'BAD_API_KEY') this.known.delete(key.hex);
       throw new ApiError(outcome.code);
     }
-    return new AdmittedRequest(limits, quotaHeaders(licence, outcome.periodUsed, now), slots, key.hex);
+    return new AdmittedRequest(limits, quotaHeaders(licence, outcome.periodUsed, now), lease);
   }
 
   /** Body of GET rate_limit ({"rate":{...}}, rate-limit-body.ts); rejects like admit() minus the quota and connection refusals. */
@@ -210,10 +203,11 @@ export class AccessGate {
     return rateLimitBody(record.licence, record.usage, this.now());
   }
 
-  /** Commits queued charges and usage, then closes the store. */
+  /** Commits queued charges and usage, then closes the store and the limiter. */
   close(): void {
     this.ledger.close();
     this.store.close();
+    this.limiter.close();
     this.known.clear();
     this.byRawKey.clear();
   }
