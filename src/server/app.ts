@@ -120,13 +120,13 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     if (!q) throw new ApiError('UNPARSABLE_REQUEST');
     const now = Math.floor(Date.now() / 1000);
     const fq = parseFlexQuery(segments, q, now);
-    // applyKey runs as admit's check, before the charge, so that an offset
-    // the key does not allow (416) costs no quota; admit runs it for every search.
-    let applied: ReturnType<typeof applyKey> | undefined;
-    const grant = await gate.admit(x.apiKey, x.ip, 'flex', (limits) => { applied = applyKey(fq, limits); });
+    // The key's limits apply before the charge, so that an offset the key
+    // does not allow (416) costs no quota.
+    const admission = await gate.authenticate(x.apiKey, x.ip, 'flex');
+    const eff = applyKey(fq, admission.limits);
+    const grant = await gate.charge(admission, 'flex');
     try {
       if (x.aborted) return;
-      const eff = applied!;
       const current = shards.current();
       const patterns = compileFlex(fq);
       const plan = planFlex(fq, patterns, eff.fence, current.shards, pool.threads);
@@ -159,11 +159,12 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     if (!q) throw new ApiError('UNPARSABLE_REQUEST');
     const now = Math.floor(Date.now() / 1000);
     const lq = parseLookupQuery(segments, q, now);
-    let applied: ReturnType<typeof applyKey> | undefined;
-    const grant = await gate.admit(x.apiKey, x.ip, lq.summarize ? 'summarize' : 'lookup', (limits) => { applied = applyKey(lq, limits); });
+    const endpoint = lq.summarize ? 'summarize' : 'lookup';
+    const admission = await gate.authenticate(x.apiKey, x.ip, endpoint);
+    const eff = applyKey(lq, admission.limits);
+    const grant = await gate.charge(admission, endpoint);
     try {
       if (x.aborted) return;
-      const eff = applied!;
       if (inFlight >= LIMITS.searchesInFlightMax) throw new ApiError('OVERLOADED');
       const w = new SafWriter(x.res, keepAliveMs);
       x.writer = w;

@@ -15,18 +15,19 @@ import { transpileAuth } from './child-harness.js';
 import type { Transpiled } from './child-harness.js';
 
 // The child: opens its own AccessGate on the shared directory and charges.
-//   burst N:     waits for "go" on stdin, fires N admits at once, prints {"ok":..,"limited":..,"other":..}
-//   stream N:    keeps N admits in flight; prints "ok" (synchronously) after each grant, exits on a refusal
+//   burst N:     waits for "go" on stdin, fires N admissions at once, prints {"ok":..,"limited":..,"other":..}
+//   stream N:    keeps N admissions in flight; prints "ok" (synchronously) after each grant, exits on a refusal
 const CHILD = `
 import { writeSync } from 'node:fs';
 import { AccessGate } from './src/auth/access-gate.js';
 const [dataDir, key, mode, nText] = process.argv.slice(2);
 const n = Number(nText);
 const gate = AccessGate.open({ kind: 'sqlite', dataDir });
+const admit = async (endpoint) => gate.charge(await gate.authenticate(key, '127.0.0.1', endpoint), endpoint);
 if (mode === 'burst') {
   process.stdout.write('ready\\n');
   process.stdin.once('data', async () => {
-    const results = await Promise.allSettled(Array.from({ length: n }, () => gate.admit(key, '127.0.0.1', 'lookup')));
+    const results = await Promise.allSettled(Array.from({ length: n }, () => admit('lookup')));
     const count = { ok: 0, limited: 0, other: [] };
     for (const r of results) {
       if (r.status === 'fulfilled') count.ok++;
@@ -40,7 +41,7 @@ if (mode === 'burst') {
 } else {
   let done = false;
   const next = () => {
-    gate.admit(key, '127.0.0.1', 'flex').then((grant) => {
+    admit('flex').then((grant) => {
       writeSync(1, 'ok\\n');
       grant.release();
       if (!done) next();
