@@ -29,12 +29,12 @@
 //      and, because the store re-reads the key in the charge's transaction,
 //      403 BAD_API_KEY or 401 QUOTA_EXPIRED when the key was revoked or
 //      expired since step 1, or 503 OVERLOADED when the store cannot commit
-//      (quota-ledger.ts). A refusal consumes no quota and frees the slot it
-//      took. The charge is committed before charge() resolves (group
-//      commit), so nothing the client was told it used is lost on a crash.
-//      An admission is charged at most once, by the gate that made it, for
-//      its own endpoint; anything else is a bug and rejects with a plain
-//      Error.
+//      (quota-ledger.ts) or the limiter cannot decide (concurrency.ts). A
+//      refusal consumes no quota and frees the slot it took. The charge is
+//      committed before charge() resolves (group commit), so nothing the
+//      client was told it used is lost on a crash. An admission is charged
+//      at most once, by the gate that made it, for its own endpoint;
+//      anything else is a bug and rejects with a plain Error.
 //   4. The caller releases the Grant when the request ends (idempotent).
 // 'rate_limit' is never charged, counted or capped: its charge resolves at
 // once with no headers and no slot. rateLimit() answers the body of GET
