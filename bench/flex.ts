@@ -16,7 +16,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { addKey } from '../src/auth/access-gate.js';
+import { addKey } from '../src/auth/key-admin.js';
 import { readManifest } from '../src/shard/manifest.js';
 import { ensureFlexDataset, NAMES_FILE } from './dataset.js';
 import { OUT, arg, environment, fmt, percentile, startServer, timedGet } from './common.js';
@@ -62,7 +62,7 @@ async function main(): Promise<void> {
   await ensureFlexDataset(dataDir, names);
   const manifest = readManifest(dataDir);
   const bytes = manifest.shards.reduce((a, s) => a + s.bytes, 0);
-  const key = addKey(dataDir, { quota: { kind: 'unlimited' }, resultsMax: 1_000_000 });
+  const key = await addKey({ kind: 'sqlite', dataDir }, { quota: { kind: 'unlimited' }, resultsMax: 1_000_000 });
   const server = await startServer(dataDir);
   const lines: string[] = [];
   const say = (s: string) => { console.log(s); lines.push(s); };

@@ -15,7 +15,7 @@
 import { fork, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { addKey } from '../src/auth/access-gate.js';
+import { addKey } from '../src/auth/key-admin.js';
 import { ShardSet } from '../src/search/local/shard-set.js';
 import { blobRecord } from '../src/shard/blob.js';
 import { OUT, arg, environment, fmt, percentile, startServer, timedGet } from './common.js';
@@ -69,8 +69,8 @@ async function main(): Promise<void> {
     for (let i = 0; i < 200; i++) names.push(blobRecord(s.flexNames, Math.floor((i * n) / 200)));
   }
   set.close();
-  const key = addKey(dataDir, { quota: { kind: 'unlimited' } });
-  const daily = addKey(dataDir, { quota: { kind: 'daily', limit: 1_000_000_000 } });
+  const key = await addKey({ kind: 'sqlite', dataDir }, { quota: { kind: 'unlimited' } });
+  const daily = await addKey({ kind: 'sqlite', dataDir }, { quota: { kind: 'daily', limit: 1_000_000_000 } });
   const server = await startServer(dataDir);
   console.log(`command: node dist/bench/lookup.js --data ${dataDir} --seconds ${seconds}`);
   console.log(`env: ${environment()}`);

@@ -1,6 +1,6 @@
 // Micro-benchmark: what authorising and charging costs per request.
 //
-// Runs AccessGate.admit() + release() for an unlimited key (no write per
+// Runs AccessGate.authenticate() + charge() + release() for an unlimited key (no write per
 // request) and a daily-quota key (group-committed SQLite charge), in the same
 // run, at several "requests per event-loop turn" (uWebSockets.js hands the
 // server every request of one epoll wake-up in one turn; the ledger commits
@@ -16,7 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { AccessGate } from '../../src/auth/access-gate.js';
 import type { Endpoint } from '../../src/auth/access-gate.js';
-import { addKey } from '../../src/auth/key-store.js';
+import { addKey } from '../../src/auth/key-admin.js';
 
 const SERVER_REQ_PER_SEC = 25_000;
 const BUDGET_US = 1e6 / SERVER_REQ_PER_SEC;
@@ -25,12 +25,16 @@ const ROUNDS = 5;
 
 interface Case { name: string; key: string; endpoint: Endpoint }
 
+async function admit(gate: AccessGate, c: Case): Promise<{ release(): void }> {
+  return gate.charge(await gate.authenticate(c.key, '192.0.2.1', c.endpoint), c.endpoint);
+}
+
 async function measure(gate: AccessGate, c: Case, perTurn: number, seconds: number): Promise<number> {
   const deadline = performance.now() + seconds * 1000;
   let done = 0;
   const pending: Array<Promise<{ release(): void }>> = new Array(perTurn);
   while (performance.now() < deadline) {
-    for (let i = 0; i < perTurn; i++) pending[i] = gate.admit(c.key, '192.0.2.1', c.endpoint);
+    for (let i = 0; i < perTurn; i++) pending[i] = admit(gate, c);
     const grants = await Promise.all(pending);
     for (const g of grants) g.release();
     done += perTurn;
@@ -57,10 +61,10 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'rrscan-bench-quota-'));
   try {
     const cases: Case[] = [
-      { name: 'unlimited', key: addKey(dir, { quota: { kind: 'unlimited' } }), endpoint: 'lookup' },
-      { name: 'daily', key: addKey(dir, { quota: { kind: 'daily', limit: Number.MAX_SAFE_INTEGER } }), endpoint: 'lookup' },
+      { name: 'unlimited', key: await addKey({ kind: 'sqlite', dataDir: dir }, { quota: { kind: 'unlimited' } }), endpoint: 'lookup' },
+      { name: 'daily', key: await addKey({ kind: 'sqlite', dataDir: dir }, { quota: { kind: 'daily', limit: Number.MAX_SAFE_INTEGER } }), endpoint: 'lookup' },
     ];
-    const gate = AccessGate.open(dir);
+    const gate = AccessGate.open({ kind: 'sqlite', dataDir: dir });
     // Warm up: JIT, statement cache, WAL file.
     for (const c of cases) await measure(gate, c, 32, 0.3);
     console.log('case          req/turn      ops/s   us/req  share of 40 us');

@@ -1,25 +1,50 @@
 // AccessGate: the one place a request is authorised and charged (spec
 // sections 5 and 8; compat.md "rate_limit" and "Status codes").
 //
-// Contract: admit() resolves with a Grant (the key's search limits, the
-// X-RateLimit-* headers, and release()) or rejects with an ApiError, checked
-// in this order:
-//   403 BAD_API_KEY            key absent, malformed, unknown or revoked, or the
-//                              client address is outside the key's allow list
-//   401 NOT_AUTHORISED         key without v2
-//   401 QUOTA_EXPIRED          licence (any kind) past its `expires`
-//   (the caller's check)       e.g. 416 for an offset the key does not allow
-//   503 TOO_MANY_CONNECTIONS   key already has maxConcurrent requests in this process
-//   429 RATE_LIMITED           time quota or block used up; burst exceeded
-//                              (lookup and summarize only, never flex)
-// A request refused with 416, 503 or 429 consumes no quota. 'rate_limit' only
-// authenticates: it is never charged, counted or capped. The charge is
-// committed before admit() resolves (quota-ledger.ts: group commit), so
-// nothing the client was told it used is lost on a crash.
+// Contract: every request is admitted along one path, in this order.
+//   1. authenticate(apiKey, clientIp, endpoint) answers an Admission that
+//      carries the key's limits, or refuses with an ApiError:
+//        403 BAD_API_KEY           key absent, malformed, unknown or revoked,
+//                                  or the client address outside the key's
+//                                  allow list
+//        401 NOT_AUTHORISED        key without v2
+//        401 QUOTA_EXPIRED         licence (any kind) past its `expires`;
+//                                  not for rate_limit, which answers it
+//      It answers synchronously when the key's licence is cached and with a
+//      Promise when the store must be read; a refusal is always a rejected
+//      Promise, never a throw. It charges nothing and takes no slot.
+//   2. The caller checks the request against admission.limits (e.g. 416 for
+//      an offset the key does not allow), plans it and reserves its own
+//      capacity. Refusing here costs the key nothing: the caller drops the
+//      admission.
+//   3. charge(admission, endpoint), with the endpoint given to
+//      authenticate, takes a slot of the key's concurrency cap and then
+//      charges its quota, and resolves with a Grant (the limits, the
+//      X-RateLimit-* headers, release()), or refuses with an ApiError:
+//        503 TOO_MANY_CONNECTIONS  the key already holds maxConcurrent
+//                                  leases of the limiter
+//        429 RATE_LIMITED          time quota or block used up; burst
+//                                  exceeded (lookup and summarize only,
+//                                  never flex)
+//      and, because the store re-reads the key in the charge's transaction,
+//      403 BAD_API_KEY or 401 QUOTA_EXPIRED when the key was revoked or
+//      expired since step 1, or 503 OVERLOADED when the store cannot commit
+//      (quota-ledger.ts) or the limiter cannot decide (concurrency.ts). A
+//      refusal consumes no quota and frees the slot it took. The charge is
+//      committed before charge() resolves (group commit), so nothing the
+//      client was told it used is lost on a crash. An admission is charged
+//      at most once, by the gate that made it, for its own endpoint;
+//      anything else is a bug and rejects with a plain Error.
+//   4. The caller releases the Grant when the request ends (idempotent).
+// 'rate_limit' is never charged, counted or capped: its charge resolves at
+// once with no headers and no slot. rateLimit() answers the body of GET
+// rate_limit after the 403 and 401 NOT_AUTHORISED checks of step 1.
 //
-// The concurrency cap lives in this process's memory: several server
-// processes sharing a data directory each enforce it separately (a key with
-// cap 4 may hold 4 slots in each); a Redis-backed store could share it.
+// The gate is built from a KeyStore and a ConcurrencyLimiter (interfaces):
+// which store and which limiter decide how far quotas and caps are shared.
+// AccessGate.open pairs the configured store with the in-process limiter,
+// whose caps hold per server process (a key with cap 4 may hold 4 slots in
+// each process sharing a data directory).
 //
 // Licences are cached for LIMITS.licenceCacheTtlMs: revoking a key that
 // needs no write per request (unlimited) takes effect within that time;
@@ -32,17 +57,16 @@
 import { LIMITS } from '../config/limits.js';
 import { ApiError } from '../errors/catalogue.js';
 import { ClientAllowList } from './client-address.js';
+import type { ConcurrencyLimiter, Lease } from './concurrency.js';
 import { canonicalKey, hashKey, sameKeyHash } from './key-material.js';
-import type { ChargeOutcome, KeyStore } from './key-store.js';
+import type { Awaitable, ChargeOutcome, KeyStore } from './key-store.js';
 import { isExpired, isMetered, resolveFence } from './licence.js';
-import type { ChargedEndpoint, Licence } from './licence.js';
+import type { Licence } from './licence.js';
+import { InProcessLimiter } from './limiters/in-process-limiter.js';
 import { QuotaLedger } from './quota-ledger.js';
 import { quotaHeaders, rateLimitBody } from './rate-limit-body.js';
-import { SqliteKeyStore } from './sqlite-key-store.js';
-
-// The CLI's `start` imports these from here; they live in key-store.ts.
-export { addKey, hasKeys } from './key-store.js';
-export type { NewKeyOptions } from './key-store.js';
+import { openKeyStore } from './stores/open-key-store.js';
+import type { KeyStoreConfig } from './stores/open-key-store.js';
 
 export type Endpoint = 'flex' | 'lookup' | 'summarize' | 'rate_limit';
 
@@ -100,24 +124,43 @@ function limitsOf(licence: Licence, now: number): KeyLimits {
   });
 }
 
-class AdmittedRequest implements Grant {
+/**
+ * What authenticate() found: the key's limits for the caller's own checks
+ * (step 2 of the module comment), and what charge() needs to finish.
+ */
+export interface Admission {
+  /** The endpoint the key was vetted for; charge() must name the same. */
+  readonly endpoint: Endpoint;
   readonly limits: KeyLimits;
-  readonly headers: ReadonlyArray<readonly [string, string]>;
-  private slots: Map<string, number> | undefined;
-  private readonly slotKey: string;
+}
 
-  constructor(limits: KeyLimits, headers: ReadonlyArray<readonly [string, string]>, slots: Map<string, number> | undefined, slotKey: string) {
+/**
+ * One request from authenticate() to release(): first the caller's
+ * Admission, then, once charge() resolves, the same object as its Grant, so
+ * the hot path allocates one object per request.
+ */
+class Pass implements Admission, Grant {
+  readonly gate: AccessGate;
+  readonly key: KnownKey;
+  readonly endpoint: Endpoint;
+  readonly limits: KeyLimits;
+  /** Epoch seconds of authenticate(): expiry, relative fences and headers all use it. */
+  readonly now: number;
+  headers: ReadonlyArray<readonly [string, string]> = NO_HEADERS;
+  lease: Lease | undefined = undefined;
+  /** Set when charge() starts: an admission is charged at most once. */
+  charged = false;
+
+  constructor(gate: AccessGate, key: KnownKey, endpoint: Endpoint, limits: KeyLimits, now: number) {
+    this.gate = gate;
+    this.key = key;
+    this.endpoint = endpoint;
     this.limits = limits;
-    this.headers = headers;
-    this.slots = slots;
-    this.slotKey = slotKey;
+    this.now = now;
   }
 
   release(): void {
-    const slots = this.slots;
-    if (slots === undefined) return;
-    this.slots = undefined;
-    freeSlot(slots, this.slotKey);
+    this.lease?.release();
   }
 }
 
@@ -128,12 +171,6 @@ class AdmittedRequest implements Grant {
  */
 export type ClientIp = string | (() => string);
 
-function freeSlot(slots: Map<string, number>, keyHex: string): void {
-  const n = slots.get(keyHex)! - 1;
-  if (n > 0) slots.set(keyHex, n);
-  else slots.delete(keyHex);
-}
-
 export class AccessGate {
   private readonly store: KeyStore;
   private readonly ledger: QuotaLedger;
@@ -142,68 +179,78 @@ export class AccessGate {
   private readonly known = new Map<string, KnownKey>();
   /** The same entries by the key as the client sent it (see authenticate). */
   private readonly byRawKey = new Map<string, KnownKey>();
-  /** Requests in flight per key hash (hex), only for keys with maxConcurrent. */
-  private readonly slots = new Map<string, number>();
+  private readonly limiter: ConcurrencyLimiter;
 
-  private constructor(store: KeyStore, opts: AccessGateOptions) {
+  /** The gate owns both: close() closes them. */
+  constructor(store: KeyStore, limiter: ConcurrencyLimiter, opts: AccessGateOptions = {}) {
     this.store = store;
+    this.limiter = limiter;
     this.now = opts.now ?? (() => Date.now() / 1000);
     this.cacheTtlMs = opts.licenceCacheTtlMs ?? LIMITS.licenceCacheTtlMs;
     this.ledger = new QuotaLedger(store, this.now);
   }
 
-  /** Opens `<dataDir>/keys.sqlite` (creating it if needed). */
-  static open(dataDir: string, opts: AccessGateOptions = {}): AccessGate {
-    return new AccessGate(SqliteKeyStore.open(dataDir), opts);
+  /** Opens the configured key store (creating it if needed), with this process's concurrency caps. */
+  static open(config: KeyStoreConfig, opts: AccessGateOptions = {}): AccessGate {
+    return new AccessGate(openKeyStore(config), new InProcessLimiter(), opts);
   }
 
   /**
-   * Authorise and charge one request; see the module comment for the
-   * rejections. `check` sees the key's limits before anything is charged, so
-   * a request the key's licence refuses (416) costs no quota; it runs for
-   * every endpoint but rate_limit whenever admit resolves (the front end
-   * keeps what it computes).
+   * Step 1 of the module comment: whether this key may use this endpoint at
+   * all. Synchronous for a cached licence (no Promise on the hot path);
+   * refusals are rejected Promises. Charges nothing and takes no slot.
    */
-  async admit(apiKey: string | undefined, clientIp: ClientIp, endpoint: Endpoint,
-    check?: (limits: KeyLimits) => unknown): Promise<Grant> {
-    const found = this.authenticate(apiKey, clientIp);
-    const key = found instanceof Promise ? await found : found;
+  authenticate(apiKey: string | undefined, clientIp: ClientIp, endpoint: Endpoint): Awaitable<Admission> {
+    try {
+      const found = this.identify(apiKey, clientIp);
+      if (found instanceof Promise) return found.then((key) => this.admission(key, endpoint));
+      return this.admission(found, endpoint);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  /**
+   * Step 3 of the module comment: the concurrency slot (503), then the
+   * quota (429), committed before this resolves. A refusal consumes no quota
+   * and frees the slot it took; the Grant's release() frees it otherwise.
+   */
+  async charge(admission: Admission, endpoint: Endpoint): Promise<Grant> {
+    const pass = this.unchargedPass(admission, endpoint);
+    if (endpoint === 'rate_limit') return pass;
+    const key = pass.key;
     const licence = key.licence;
-    const now = this.now();
-    const limits = key.fixedLimits ?? limitsOf(licence, now);
-    if (endpoint === 'rate_limit') return new AdmittedRequest(limits, NO_HEADERS, undefined, key.hex);
-    if (isExpired(licence, now)) throw new ApiError('QUOTA_EXPIRED');
-    check?.(limits);
-    let slots: Map<string, number> | undefined;
     if (licence.maxConcurrent !== undefined) {
-      const inFlight = this.slots.get(key.hex) ?? 0;
-      if (inFlight >= licence.maxConcurrent) throw new ApiError('TOO_MANY_CONNECTIONS');
-      this.slots.set(key.hex, inFlight + 1);
-      slots = this.slots;
+      const acquired = this.limiter.acquire(key.hex, licence.maxConcurrent);
+      const lease = acquired instanceof Promise ? await acquired : acquired;
+      if (lease === undefined) throw new ApiError('TOO_MANY_CONNECTIONS');
+      pass.lease = lease;
     }
     if (!isMetered(licence, endpoint)) {
       this.ledger.countUnmetered(key.hex);
-      return new AdmittedRequest(limits, key.unmeteredHeaders, slots, key.hex);
+      pass.headers = key.unmeteredHeaders;
+      return pass;
     }
     let outcome: ChargeOutcome;
     try {
-      outcome = await this.ledger.charge(licence, endpoint as ChargedEndpoint);
+      outcome = await this.ledger.charge(licence, endpoint);
     } catch (err) {
-      if (slots !== undefined) freeSlot(slots, key.hex);
+      pass.release();
       throw err;
     }
     if (!outcome.ok) {
-      if (slots !== undefined) freeSlot(slots, key.hex);
+      pass.release();
       // The transaction saw a revoked key: stop serving it from the cache too.
       if (outcome.code === 'BAD_API_KEY') this.known.delete(key.hex);
       throw new ApiError(outcome.code);
     }
-    return new AdmittedRequest(limits, quotaHeaders(licence, outcome.periodUsed, now), slots, key.hex);
+    pass.headers = quotaHeaders(licence, outcome.periodUsed, pass.now);
+    return pass;
   }
 
-  /** Body of GET rate_limit ({"rate":{...}}, rate-limit-body.ts); rejects like admit() minus the quota and connection refusals. */
+  /** Body of GET rate_limit ({"rate":{...}}, rate-limit-body.ts); refuses with 403, or 401 for a key without v2. */
   async rateLimit(apiKey: string | undefined, clientIp: ClientIp): Promise<object> {
-    const found = this.authenticate(apiKey, clientIp);
+    const found = this.identify(apiKey, clientIp);
     const key = found instanceof Promise ? await found : found;
     const record = await this.store.record(key.licence.keyHash);
     if (record === undefined || record.licence.revoked !== undefined) {
@@ -213,16 +260,33 @@ export class AccessGate {
     return rateLimitBody(record.licence, record.usage, this.now());
   }
 
-  /** Commits queued charges and usage, then closes the store. */
+  /** Commits queued charges and usage, then closes the store and the limiter. */
   close(): void {
     this.ledger.close();
     this.store.close();
+    this.limiter.close();
     this.known.clear();
     this.byRawKey.clear();
   }
 
+  /** The expiry check of step 1, and the admission that carries the key to charge(). */
+  private admission(key: KnownKey, endpoint: Endpoint): Pass {
+    const now = this.now();
+    if (endpoint !== 'rate_limit' && isExpired(key.licence, now)) throw new ApiError('QUOTA_EXPIRED');
+    return new Pass(this, key, endpoint, key.fixedLimits ?? limitsOf(key.licence, now), now);
+  }
+
+  /** Misuse of charge() is a bug in the caller, not a refusal: a plain Error, answered 500. */
+  private unchargedPass(admission: Admission, endpoint: Endpoint): Pass {
+    if (!(admission instanceof Pass) || admission.gate !== this) throw new Error('charge(): the admission was not made by this gate');
+    if (admission.endpoint !== endpoint) throw new Error(`charge(): an admission for ${admission.endpoint} charged as ${endpoint}`);
+    if (admission.charged) throw new Error('charge(): the admission was charged already');
+    admission.charged = true;
+    return admission;
+  }
+
   /** 403 and 401-for-version checks; cached licences, or one store read. */
-  private authenticate(apiKey: string | undefined, clientIp: ClientIp): KnownKey | Promise<KnownKey> {
+  private identify(apiKey: string | undefined, clientIp: ClientIp): KnownKey | Promise<KnownKey> {
     // A key seen lately skips canonicalising and SHA-256 (a few us of a
     // small lookup's budget); the entry counts only while it is still the
     // cached licence of its hash, so revocation and refresh reach it.

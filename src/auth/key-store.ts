@@ -1,37 +1,18 @@
-// The key store's small interface, its record types, and the two
-// conveniences `npm start` uses (addKey, hasKeys).
+// The key store's interface and its record types, and nothing else:
+// implementations live in stores/ and are chosen by stores/open-key-store.ts,
+// so a new one plugs in without this module or its users changing.
 //
 // Contract: a store keeps licences and their usage counters keyed by
 // sha256(key) (never the key), and charges batches of requests atomically:
 // chargeBatch decides every request of the batch with licence.ts's
 // decideCharge against the committed counters, commits, and only then
 // returns, so a charge that was answered is never lost, and several processes
-// (or, for a Redis store, several machines) sharing the store never admit
+// (or, for a network store, several machines) sharing the store never admit
 // more than the quota. Methods may answer synchronously (SQLite) or with a
-// Promise (a network store); callers await them. The one implementation
-// today is SqliteKeyStore (`<dataDir>/keys.sqlite`).
+// Promise (a network store); callers await them. The contract suite every
+// store must pass is test/unit/auth/key-store-contract.ts.
 
-import { existsSync } from 'node:fs';
-import { canonicalKey, fingerprintOf, generateKey, hashKey } from './key-material.js';
-import { licenceFromOptions } from './licence.js';
 import type { ChargedEndpoint, ChargeRefusal, Licence, Usage } from './licence.js';
-import { SqliteKeyStore, keyStorePath } from './sqlite-key-store.js';
-import { LicenceError } from '../errors/catalogue.js';
-
-export interface NewKeyOptions {
-  key?: string;
-  quota: { kind: 'unlimited' } | { kind: 'daily' | 'hourly' | 'block'; limit: number };
-  expires?: number;
-  resultsMax?: number;
-  offsetMax?: number;
-  burst?: { size: number; windowSec: number };
-  maxConcurrent?: number;
-  timeFenceAfter?: number;
-  timeFenceBefore?: number;
-  private?: boolean;
-  allowCidrs?: string[];
-  v2?: boolean;
-}
 
 export interface KeyRecord {
   readonly licence: Licence;
@@ -48,65 +29,47 @@ export interface ChargeRequest {
   readonly endpoint: ChargedEndpoint;
 }
 
+/**
+ * The decision on one request of a batch. periodUsed counts the requests of
+ * the key's current period (or block) including this one, so the caller can
+ * tell the client what remains.
+ */
 export type ChargeOutcome =
   | { readonly ok: true; readonly periodUsed: number }
   | { readonly ok: false; readonly code: ChargeRefusal };
 
+/** A value, or a Promise of it: synchronous stores answer without a microtask. */
 export type Awaitable<T> = T | Promise<T>;
 
 export interface KeyStore {
   /** The licence of a key hash, revoked ones included; undefined when unknown. */
   findLicence(keyHash: Buffer): Awaitable<Licence | undefined>;
-  /** Licence and committed usage, for rate_limit and `keys show`. */
+  /** Licence and committed usage, for rate_limit and `keys show`; undefined when unknown. */
   record(keyHash: Buffer): Awaitable<KeyRecord | undefined>;
-  /** Every key, oldest first, for `keys list`. */
+  /** Every key, revoked ones included, oldest (`created`) first, for `keys list`. */
   list(): Awaitable<KeyRecord[]>;
+  /** Whether at least one key, revoked or not, is stored. */
   hasKeys(): Awaitable<boolean>;
-  /** Stores a new licence; LicenceError('--key') when the key exists. */
+  /** Stores a new licence with empty usage; LicenceError('--key') when the key hash exists. */
   insert(licence: Licence): Awaitable<void>;
-  /** Marks a key revoked; false when unknown. */
+  /** Marks a key revoked at `now` (a second revoke keeps the first time); false when unknown. */
   revoke(keyHash: Buffer, now: number): Awaitable<boolean>;
-  /** Zeroes a key's usage counters (and burst log); false when unknown. */
+  /** Zeroes a key's usage counters and burst log (refilling a block); false when unknown. */
   resetUsage(keyHash: Buffer): Awaitable<boolean>;
-  /** Decides and commits a batch atomically; outcomes in request order. */
+  /**
+   * Decides every request with decideCharge, in order, against the committed
+   * counters as updated by the earlier requests of the batch, commits all of
+   * it as one atomic step, and answers the outcomes in request order. A key
+   * the store does not know, or that is revoked whatever the caller's copy
+   * says, is refused with BAD_API_KEY; refused requests change nothing.
+   */
   chargeBatch(requests: readonly ChargeRequest[], now: number): Awaitable<ChargeOutcome[]>;
-  /** Adds usage that nothing enforces (unlimited keys), batched by the caller: key hash hex -> count. */
+  /**
+   * Adds usage that nothing enforces (unlimited keys), batched by the caller
+   * (key hash hex -> count): total_used grows, last_used never moves back,
+   * the period counters stay as they are; unknown keys are skipped.
+   */
   addUnmeteredUsage(counts: ReadonlyMap<string, number>, now: number): Awaitable<void>;
+  /** Releases the store's resources; calling it again does nothing. */
   close(): void;
-}
-
-/**
- * Adds a key to `<dataDir>/keys.sqlite` and returns it: the given key in
- * canonical (lower-case) form, or a fresh 64-hex-digit one. Throws
- * LicenceError naming the offending option.
- */
-export function addKey(dataDir: string, opts: NewKeyOptions): string {
-  let key: string;
-  if (opts.key !== undefined) {
-    const canonical = canonicalKey(opts.key);
-    if (canonical === undefined) throw new LicenceError('--key', 'must be 16 to 256 hex digits or dashes');
-    key = canonical;
-  } else {
-    key = generateKey();
-  }
-  const keyHash = hashKey(key);
-  const licence = licenceFromOptions(opts, keyHash, fingerprintOf(keyHash), Math.floor(Date.now() / 1000));
-  const store = SqliteKeyStore.open(dataDir);
-  try {
-    store.insert(licence);
-  } finally {
-    store.close();
-  }
-  return key;
-}
-
-/** Whether the data directory holds at least one key (revoked ones count); never creates the store. */
-export function hasKeys(dataDir: string): boolean {
-  if (!existsSync(keyStorePath(dataDir))) return false;
-  const store = SqliteKeyStore.open(dataDir);
-  try {
-    return store.hasKeys();
-  } finally {
-    store.close();
-  }
 }

@@ -1,8 +1,8 @@
 // What a licence is and what it permits: the stored record of one key, its
 // defaults, its quota periods, its time fences, and the one rule that decides
-// whether a request may be charged (decideCharge). No I/O here: the stores
-// (sqlite-key-store.ts, later a Redis one) call decideCharge inside their own
-// atomic read-modify-write, so every store enforces exactly the same rules.
+// whether a request may be charged (decideCharge). No I/O here: every key
+// store (stores/*.ts) calls decideCharge inside its own atomic
+// read-modify-write, so all of them enforce exactly the same rules.
 //
 // Quota kinds (spec section 8, compat.md "rate_limit"):
 // - daily:   N requests per UTC day; the counter restarts at 00:00 UTC.
@@ -29,7 +29,22 @@
 import { LIMITS } from '../config/limits.js';
 import { LicenceError } from '../errors/catalogue.js';
 import { parseAllowCidr } from './client-address.js';
-import type { NewKeyOptions } from './key-store.js';
+
+/** What `keys add` asks for; licenceFromOptions validates it and applies the defaults. */
+export interface NewKeyOptions {
+  key?: string;
+  quota: { kind: 'unlimited' } | { kind: 'daily' | 'hourly' | 'block'; limit: number };
+  expires?: number;
+  resultsMax?: number;
+  offsetMax?: number;
+  burst?: { size: number; windowSec: number };
+  maxConcurrent?: number;
+  timeFenceAfter?: number;
+  timeFenceBefore?: number;
+  private?: boolean;
+  allowCidrs?: string[];
+  v2?: boolean;
+}
 
 export type QuotaKind = 'unlimited' | 'daily' | 'hourly' | 'block';
 /** Requests that are charged; `rate_limit` never is. */

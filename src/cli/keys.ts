@@ -1,18 +1,21 @@
 // `rrscan keys add|list|show|revoke|reset`: manage API keys and licences in
-// `<DIR>/keys.sqlite` (src/auth). Thin: flags are turned into NewKeyOptions
-// here and every rule about them lives in src/auth/licence.ts, whose
-// LicenceError names the flag to fix. A key is printed once, by `add`; every
-// other listing shows only its fingerprint (first 12 hex digits of sha256).
+// the key store of a data directory (`<DIR>/keys.sqlite`, src/auth). Thin:
+// flags are turned into NewKeyOptions here and every rule about them lives
+// in src/auth/licence.ts, whose LicenceError names the flag to fix. The store
+// is opened through its configuration (src/auth/stores/open-key-store.ts),
+// never by naming an implementation, and every store method is awaited
+// because a network store answers with Promises. A key is printed once, by
+// `add`; every other listing shows only its fingerprint (first 12 hex digits
+// of sha256).
 
-import { existsSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
-import { addKey } from '../auth/key-store.js';
-import type { NewKeyOptions } from '../auth/key-store.js';
+import { addKey } from '../auth/key-admin.js';
+import type { KeyStore } from '../auth/key-store.js';
 import { canonicalKey, hashKey } from '../auth/key-material.js';
 import { isExpired, nextResetOf, periodUsedAt } from '../auth/licence.js';
-import type { Licence, Usage } from '../auth/licence.js';
+import type { Licence, NewKeyOptions, Usage } from '../auth/licence.js';
 import { rateLimitBody } from '../auth/rate-limit-body.js';
-import { SqliteKeyStore, keyStorePath } from '../auth/sqlite-key-store.js';
+import { openExistingKeyStore, sqliteKeyStoreConfig } from '../auth/stores/open-key-store.js';
 import { LIMITS } from '../config/limits.js';
 
 // Our own fixed patterns for flag values (never user-supplied regexes).
@@ -71,23 +74,24 @@ function usedText(lic: Licence, usage: Usage, now: number): string {
 }
 
 /** Opens an existing store; `keys add` is the only command that creates one. */
-function openExisting(cmd: Command, dataDir: string): SqliteKeyStore {
-  if (!existsSync(keyStorePath(dataDir))) fail(cmd, `no key store in ${dataDir} (add a key first with \`rrscan keys add --data ${dataDir} ...\`)`);
-  return SqliteKeyStore.open(dataDir);
+function openExisting(cmd: Command, dataDir: string): KeyStore {
+  const store = openExistingKeyStore(sqliteKeyStoreConfig(dataDir));
+  if (store === undefined) fail(cmd, `no key store in ${dataDir} (add a key first with \`rrscan keys add --data ${dataDir} ...\`)`);
+  return store;
 }
 
 /** `keys <name> --data DIR KEY`: runs `action` on the existing store and the key's hash, then closes the store. */
 function keyCommand(keys: Command, name: string, description: string,
-  action: (store: SqliteKeyStore, keyHash: Buffer, cmd: Command) => void): void {
+  action: (store: KeyStore, keyHash: Buffer, cmd: Command) => Promise<void>): void {
   keys.command(name)
     .description(description)
     .requiredOption('--data <DIR>', 'data directory')
     .argument('<KEY>', 'the API key')
-    .action((key: string, flags: { data: string }, cmd: Command) => {
+    .action(async (key: string, flags: { data: string }, cmd: Command) => {
       const keyHash = keyHashArg(cmd, key);
       const store = openExisting(cmd, flags.data);
       try {
-        action(store, keyHash, cmd);
+        await action(store, keyHash, cmd);
       } finally {
         store.close();
       }
@@ -178,11 +182,11 @@ export function registerKeysCommand(program: Command): void {
     .option('--allow-cidr <CIDR...>', 'client addresses allowed to use the key')
     .option('--no-v2', 'key may not use API v2 (401)')
     .addHelpText('after', ADD_HELP)
-    .action((flags: AddFlags, cmd: Command) => {
+    .action(async (flags: AddFlags, cmd: Command) => {
       const opts = optionsFromFlags(cmd, flags);
       let key: string;
       try {
-        key = addKey(flags.data, opts);
+        key = await addKey(sqliteKeyStoreConfig(flags.data), opts);
       } catch (err) {
         if ((err as { code?: unknown }).code === 'BAD_LICENCE') fail(cmd, (err as Error).message);
         throw err;
@@ -193,12 +197,12 @@ export function registerKeysCommand(program: Command): void {
   keys.command('list')
     .description('list keys by fingerprint with their quota and usage')
     .requiredOption('--data <DIR>', 'data directory')
-    .action((flags: { data: string }, cmd: Command) => {
+    .action(async (flags: { data: string }, cmd: Command) => {
       const store = openExisting(cmd, flags.data);
       try {
         const now = Date.now() / 1000;
         const rows = [['FINGERPRINT', 'STATUS', 'QUOTA', 'USED', 'TOTAL', 'EXPIRES']];
-        for (const { licence, usage } of store.list()) {
+        for (const { licence, usage } of await store.list()) {
           rows.push([
             licence.fingerprint,
             licence.revoked !== undefined ? 'revoked' : statusText(licence, now),
@@ -215,8 +219,8 @@ export function registerKeysCommand(program: Command): void {
       }
     });
 
-  keyCommand(keys, 'show', 'show a key\'s licence and current usage', (store, keyHash, cmd) => {
-    const record = store.record(keyHash);
+  keyCommand(keys, 'show', 'show a key\'s licence and current usage', async (store, keyHash, cmd) => {
+    const record = await store.record(keyHash);
     if (record === undefined) fail(cmd, 'no such key');
     const { licence: l, usage: u } = record;
     const now = Date.now() / 1000;
@@ -243,15 +247,15 @@ export function registerKeysCommand(program: Command): void {
     write(cmd, lines.map(([k, v]) => `${k}: ${v}\n`).join(''));
   });
 
-  keyCommand(keys, 'revoke', 'revoke a key (403 from then on; running servers notice within a second)', (store, keyHash, cmd) => {
-    const record = store.record(keyHash);
-    if (record === undefined || !store.revoke(keyHash, Date.now() / 1000)) fail(cmd, 'no such key');
+  keyCommand(keys, 'revoke', 'revoke a key (403 from then on; running servers notice within a second)', async (store, keyHash, cmd) => {
+    const record = await store.record(keyHash);
+    if (record === undefined || !(await store.revoke(keyHash, Date.now() / 1000))) fail(cmd, 'no such key');
     write(cmd, `revoked ${record.licence.fingerprint}\n`);
   });
 
-  keyCommand(keys, 'reset', 'reset a key\'s usage counters (refills a block, clears the burst window)', (store, keyHash, cmd) => {
-    const record = store.record(keyHash);
-    if (record === undefined || !store.resetUsage(keyHash)) fail(cmd, 'no such key');
+  keyCommand(keys, 'reset', 'reset a key\'s usage counters (refills a block, clears the burst window)', async (store, keyHash, cmd) => {
+    const record = await store.record(keyHash);
+    if (record === undefined || !(await store.resetUsage(keyHash))) fail(cmd, 'no such key');
     write(cmd, `reset usage of ${record.licence.fingerprint}\n`);
   });
 }

@@ -11,7 +11,8 @@ import { ingestFiles, ingestObservations, SOURCE_FORMATS, type SourceFormat } fr
 import { compact, type CompactSummary } from '../shard/compactor.js';
 import { readManifest } from '../shard/manifest.js';
 import { demoObservations } from '../demo/generate.js';
-import { addKey, hasKeys } from '../auth/access-gate.js';
+import { addKey, hasKeys } from '../auth/key-admin.js';
+import { sqliteKeyStoreConfig } from '../auth/stores/open-key-store.js';
 import { registerKeysCommand } from './keys.js';
 import { progressBar } from './progress.js';
 
@@ -176,10 +177,11 @@ export function buildProgram(): Command {
         await runDemo(data, DEMO_RECORDS_DEFAULT);
       }
       const keyFile = path.join(data, DEMO_KEY_FILE);
-      if (!hasKeys(data)) {
+      const keyStore = sqliteKeyStoreConfig(data);
+      if (!(await hasKeys(keyStore))) {
         // Keys are stored hashed; the demo key is also kept in clear here so
         // that every `npm start` can print it. Real keys never are.
-        const key = addKey(data, { quota: { kind: 'unlimited' } });
+        const key = await addKey(keyStore, { quota: { kind: 'unlimited' } });
         writeFileSync(keyFile, key + '\n', { mode: 0o600 });
       }
       const key = existsSync(keyFile) ? readFileSync(keyFile, 'utf8').trim() : '<your key>';

@@ -188,7 +188,7 @@ export const LIMITS = Object.freeze({
   licenceCacheEntriesMax: 10_000,
   /** Charges decided in one group-commit transaction; more in one event-loop turn wait for the next transaction. */
   chargeBatchMax: 4_096,
-  /** Charges waiting for a transaction; beyond this admit() answers 503 OVERLOADED instead of queueing without bound. */
+  /** Charges waiting for a transaction; beyond this AccessGate.charge() answers 503 OVERLOADED instead of queueing without bound. */
   chargesPendingMax: 65_536,
   /** How long a process waits for another process's write transaction on keys.sqlite before answering 503. */
   keyStoreBusyTimeoutMs: 5_000,

@@ -12,6 +12,7 @@
 import { LIMITS, checkLimits } from '../config/limits.js';
 import { API_ERRORS, ApiError, isApiError, STREAM_MESSAGES, type ApiErrorCode } from '../errors/catalogue.js';
 import { AccessGate, type Grant } from '../auth/access-gate.js';
+import { sqliteKeyStoreConfig, type KeyStoreConfig } from '../auth/stores/open-key-store.js';
 import { applyKey } from '../query/params.js';
 import type { SearchBackend } from '../search/backend.js';
 import { LocalBackend } from '../search/local/local-backend.js';
@@ -19,7 +20,7 @@ import { Exchange } from './exchange.js';
 import { log } from './log.js';
 import { acceptsNdjson, route } from './router.js';
 import { SafWriter } from './saf-writer.js';
-import { parseSearch, type SearchRequest } from './search-request.js';
+import { parseSearch, type PlannedSearch, type SearchRequest } from './search-request.js';
 import { setNotSentLowat } from './socket-tuning.js';
 import { uws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
 
@@ -36,6 +37,8 @@ export interface ServerOptions {
   keepAliveMs?: number;
   /** Wall time a scan task holds a worker before queued tasks get it (serve --scan-turn-ms). */
   scanTurnMs?: number;
+  /** Where keys and their usage live (default: the data directory's SQLite store). */
+  keyStore?: KeyStoreConfig;
 }
 
 export interface RunningServer {
@@ -100,35 +103,39 @@ class FrontEnd {
     }
   }
 
-  /** Admits, charges and streams one search. */
+  /** Admits, charges and streams one search, in the order of the module comment. */
   private async search(x: Exchange, req: SearchRequest): Promise<void> {
-    // The licence check, the plan and the reservation run inside admit,
-    // before the charge: a 416 or a 503 costs the client no quota.
-    let admitted: { run: ReturnType<SearchRequest['plan']> } | undefined;
-    const grant = await this.gate.admit(x.apiKey, x.ip, req.endpoint, (limits) => {
-      const run = req.plan(applyKey(req.params, limits));
-      this.streams.reserve();
-      admitted = { run };
-    }).catch((err: unknown) => {
-      if (admitted !== undefined) this.streams.release();
+    const admission = await this.gate.authenticate(x.apiKey, x.ip, req.endpoint);
+    const run = req.plan(applyKey(req.params, admission.limits));
+    this.streams.reserve();
+    let grant: Grant;
+    try {
+      grant = await this.gate.charge(admission, req.endpoint);
+    } catch (err) {
+      this.streams.release();
       throw err;
-    });
+    }
     try {
       if (x.aborted) return;
-      const w = new SafWriter(x.res, this.keepAliveMs);
-      x.writer = w;
-      w.begin(grant.headers);
-      this.streams.add(w);
-      try {
-        const outcome = await admitted!.run(w);
-        const query = grant.limits.private ? {} : req.logFields;
-        this.logRequest(x, grant, { results: outcome.results, terminator: outcome.terminator, ...query });
-      } finally {
-        this.streams.delete(w);
-      }
+      await this.stream(x, grant, run, req);
     } finally {
       this.streams.release();
       grant.release();
+    }
+  }
+
+  /** The 200 stream of an admitted search, to its terminator. */
+  private async stream(x: Exchange, grant: Grant, run: PlannedSearch, req: SearchRequest): Promise<void> {
+    const w = new SafWriter(x.res, this.keepAliveMs);
+    x.writer = w;
+    w.begin(grant.headers);
+    this.streams.add(w);
+    try {
+      const outcome = await run(w);
+      const query = grant.limits.private ? {} : req.logFields;
+      this.logRequest(x, grant, { results: outcome.results, terminator: outcome.terminator, ...query });
+    } finally {
+      this.streams.delete(w);
     }
   }
 
@@ -206,7 +213,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ...(opts.queueMax !== undefined ? { queueMax: opts.queueMax } : {}),
     ...(opts.scanTurnMs !== undefined ? { turnMs: opts.scanTurnMs } : {}),
   });
-  const gate = AccessGate.open(opts.dataDir);
+  const gate = AccessGate.open(opts.keyStore ?? sqliteKeyStoreConfig(opts.dataDir));
   const keepAliveMs = opts.keepAliveMs ?? LIMITS.keepAliveIntervalMs;
   log.info({ ...backend.describe(), keepAliveMs }, 'shards loaded');
   const front = new FrontEnd(backend, gate, keepAliveMs);

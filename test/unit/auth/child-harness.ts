@@ -13,9 +13,13 @@ export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 
 const SOURCES = ['src/auth', 'src/errors/catalogue.ts', 'src/config/limits.ts'];
 
+/** The .ts files of a file or directory, subdirectories (src/auth/stores/) included. */
 function tsFiles(rel: string): string[] {
   if (rel.endsWith('.ts')) return [rel];
-  return readdirSync(path.join(REPO, rel)).filter((f) => f.endsWith('.ts')).map((f) => `${rel}/${f}`);
+  return readdirSync(path.join(REPO, rel), { withFileTypes: true }).flatMap((e) => {
+    if (e.isDirectory()) return tsFiles(`${rel}/${e.name}`);
+    return e.name.endsWith('.ts') ? [`${rel}/${e.name}`] : [];
+  });
 }
 
 export interface Transpiled {

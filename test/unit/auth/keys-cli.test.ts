@@ -7,8 +7,9 @@ import path from 'node:path';
 import { Command } from 'commander';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AccessGate } from '../../../src/auth/access-gate.js';
+import type { Endpoint } from '../../../src/auth/access-gate.js';
 import { hashKey } from '../../../src/auth/key-material.js';
-import { SqliteKeyStore } from '../../../src/auth/sqlite-key-store.js';
+import { SqliteKeyStore } from '../../../src/auth/stores/sqlite-key-store.js';
 import { registerKeysCommand } from '../../../src/cli/keys.js';
 
 interface Run { ok: boolean; out: string; err: string }
@@ -45,6 +46,10 @@ function created(key: string): number {
   } finally {
     store.close();
   }
+}
+
+async function admit(gate: AccessGate, apiKey: string, ip: string, endpoint: Endpoint): Promise<unknown> {
+  return gate.charge(await gate.authenticate(apiKey, ip, endpoint), endpoint);
 }
 
 const iso = (t: number) => new Date(t * 1000).toISOString().replace('.000Z', 'Z');
@@ -147,8 +152,8 @@ describe('keys list, revoke, reset', () => {
   it('lists fingerprints only, with usage', async () => {
     const a = await add('--key', '1111111111111111', '--daily', '1000');
     const b = await add('--key', '2222222222222222', '--unlimited', '--expires', '1000000000');
-    const gate = AccessGate.open(dir);
-    for (let i = 0; i < 3; i++) await gate.admit(a, '192.0.2.1', 'lookup');
+    const gate = AccessGate.open({ kind: 'sqlite', dataDir: dir });
+    for (let i = 0; i < 3; i++) await admit(gate, a, '192.0.2.1', 'lookup');
     gate.close();
     const out = (await run('list', '--data', dir)).out;
     const fa = hashKey(a).toString('hex').slice(0, 12);
@@ -167,17 +172,17 @@ describe('keys list, revoke, reset', () => {
   it('revokes a key (403 from then on) and resets usage', async () => {
     const key = await add('--block', '2');
     const fp = hashKey(key).toString('hex').slice(0, 12);
-    const gate = AccessGate.open(dir, { licenceCacheTtlMs: 0 });
+    const gate = AccessGate.open({ kind: 'sqlite', dataDir: dir }, { licenceCacheTtlMs: 0 });
     try {
-      await gate.admit(key, '192.0.2.1', 'lookup');
-      await gate.admit(key, '192.0.2.1', 'lookup');
-      await expect(gate.admit(key, '192.0.2.1', 'lookup')).rejects.toMatchObject({ code: 'RATE_LIMITED' });
+      await admit(gate, key, '192.0.2.1', 'lookup');
+      await admit(gate, key, '192.0.2.1', 'lookup');
+      await expect(admit(gate, key, '192.0.2.1', 'lookup')).rejects.toMatchObject({ code: 'RATE_LIMITED' });
       expect((await run('show', '--data', dir, key)).out).toContain('\nused: 2 of 2 in the block\ntotal_used: 2\n');
       expect((await run('reset', '--data', dir, key)).out).toBe(`reset usage of ${fp}\n`);
       expect((await run('show', '--data', dir, key)).out).toContain('\nused: 0 of 2 in the block\ntotal_used: 0\nlast_used: n/a\n');
-      await gate.admit(key, '192.0.2.1', 'lookup');
+      await admit(gate, key, '192.0.2.1', 'lookup');
       expect((await run('revoke', '--data', dir, key)).out).toBe(`revoked ${fp}\n`);
-      await expect(gate.admit(key, '192.0.2.1', 'flex')).rejects.toMatchObject({ code: 'BAD_API_KEY', status: 403 });
+      await expect(admit(gate, key, '192.0.2.1', 'flex')).rejects.toMatchObject({ code: 'BAD_API_KEY', status: 403 });
       expect((await run('show', '--data', dir, key)).out).toMatch(/\nstatus: revoked \d+ \(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\)\n/);
     } finally {
       gate.close();

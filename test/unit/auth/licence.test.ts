@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { fingerprintOf, hashKey } from '../../../src/auth/key-material.js';
-import type { NewKeyOptions } from '../../../src/auth/key-store.js';
 import {
   decideCharge, emptyUsage, isMetered, licenceFromOptions, nextResetOf, periodStartOf, periodUsedAt, resolveFence,
 } from '../../../src/auth/licence.js';
-import type { Licence } from '../../../src/auth/licence.js';
+import type { Licence, NewKeyOptions } from '../../../src/auth/licence.js';
 
 const HASH = hashKey('0123456789abcdef');
 const make = (opts: NewKeyOptions): Licence => licenceFromOptions(opts, HASH, fingerprintOf(HASH), 1_700_000_000);

@@ -9,24 +9,25 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashKey } from '../../../src/auth/key-material.js';
-import { addKey } from '../../../src/auth/key-store.js';
-import { SqliteKeyStore } from '../../../src/auth/sqlite-key-store.js';
+import { addKey } from '../../../src/auth/key-admin.js';
+import { SqliteKeyStore } from '../../../src/auth/stores/sqlite-key-store.js';
 import { transpileAuth } from './child-harness.js';
 import type { Transpiled } from './child-harness.js';
 
 // The child: opens its own AccessGate on the shared directory and charges.
-//   burst N:     waits for "go" on stdin, fires N admits at once, prints {"ok":..,"limited":..,"other":..}
-//   stream N:    keeps N admits in flight; prints "ok" (synchronously) after each grant, exits on a refusal
+//   burst N:     waits for "go" on stdin, fires N admissions at once, prints {"ok":..,"limited":..,"other":..}
+//   stream N:    keeps N admissions in flight; prints "ok" (synchronously) after each grant, exits on a refusal
 const CHILD = `
 import { writeSync } from 'node:fs';
 import { AccessGate } from './src/auth/access-gate.js';
 const [dataDir, key, mode, nText] = process.argv.slice(2);
 const n = Number(nText);
-const gate = AccessGate.open(dataDir);
+const gate = AccessGate.open({ kind: 'sqlite', dataDir });
+const admit = async (endpoint) => gate.charge(await gate.authenticate(key, '127.0.0.1', endpoint), endpoint);
 if (mode === 'burst') {
   process.stdout.write('ready\\n');
   process.stdin.once('data', async () => {
-    const results = await Promise.allSettled(Array.from({ length: n }, () => gate.admit(key, '127.0.0.1', 'lookup')));
+    const results = await Promise.allSettled(Array.from({ length: n }, () => admit('lookup')));
     const count = { ok: 0, limited: 0, other: [] };
     for (const r of results) {
       if (r.status === 'fulfilled') count.ok++;
@@ -40,7 +41,7 @@ if (mode === 'burst') {
 } else {
   let done = false;
   const next = () => {
-    gate.admit(key, '127.0.0.1', 'flex').then((grant) => {
+    admit('flex').then((grant) => {
       writeSync(1, 'ok\\n');
       grant.release();
       if (!done) next();
@@ -108,7 +109,7 @@ function committedUsage(key: string): { periodUsed: number; totalUsed: number } 
 
 describe('several processes sharing one data directory', () => {
   it('1,000 concurrent requests from 4 processes on a block of 500 give exactly 500 grants', async () => {
-    const key = addKey(dir, { quota: { kind: 'block', limit: 500 } });
+    const key = await addKey({ kind: 'sqlite', dataDir: dir }, { quota: { kind: 'block', limit: 500 } });
     const procs = Array.from({ length: 4 }, () => child(key, 'burst', 250));
     const counts: Array<{ ok: number; limited: number; other: string[] }> = [];
     let ready = 0;
@@ -129,7 +130,7 @@ describe('several processes sharing one data directory', () => {
   });
 
   it('the same holds for a daily quota', async () => {
-    const key = addKey(dir, { quota: { kind: 'daily', limit: 300 } });
+    const key = await addKey({ kind: 'sqlite', dataDir: dir }, { quota: { kind: 'daily', limit: 300 } });
     const procs = Array.from({ length: 3 }, () => child(key, 'burst', 200));
     const counts: number[] = [];
     let ready = 0;
@@ -149,7 +150,7 @@ describe('kill -9 in the middle of charging', () => {
   it('never hands back quota that was granted, and the store stays sound', async () => {
     const LIMIT = 600;
     const IN_FLIGHT = 16;
-    const key = addKey(dir, { quota: { kind: 'block', limit: LIMIT } });
+    const key = await addKey({ kind: 'sqlite', dataDir: dir }, { quota: { kind: 'block', limit: LIMIT } });
     let acked = 0;
     let rounds = 0;
     let exhausted = false;

@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { fingerprintOf, hashKey } from '../../../src/auth/key-material.js';
-import type { NewKeyOptions } from '../../../src/auth/key-store.js';
 import { emptyUsage, licenceFromOptions } from '../../../src/auth/licence.js';
-import type { Usage } from '../../../src/auth/licence.js';
+import type { NewKeyOptions, Usage } from '../../../src/auth/licence.js';
 import { quotaHeaders, rateLimitBody } from '../../../src/auth/rate-limit-body.js';
 
 const HASH = hashKey('0123456789abcdef');

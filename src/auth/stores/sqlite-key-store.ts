@@ -14,7 +14,7 @@
 // which is the opposite of "committed before the response goes out". And an
 // operator can read the file with the sqlite3 shell.
 //
-// Contract: see KeyStore in key-store.ts. All methods are synchronous;
+// Contract: see KeyStore in ../key-store.ts. All methods are synchronous;
 // chargeBatch runs one IMMEDIATE transaction for the whole batch (group
 // commit, driven by quota-ledger.ts) and throws SqliteError SQLITE_BUSY when
 // another process held the write lock past LIMITS.keyStoreBusyTimeoutMs.
@@ -23,12 +23,12 @@
 import Database from 'better-sqlite3';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import path from 'node:path';
-import { LIMITS } from '../config/limits.js';
-import { LicenceError } from '../errors/catalogue.js';
-import { sameKeyHash } from './key-material.js';
-import { decideCharge, emptyUsage } from './licence.js';
-import type { Licence, QuotaKind, Usage } from './licence.js';
-import type { ChargeOutcome, ChargeRequest, KeyRecord, KeyStore } from './key-store.js';
+import { LIMITS } from '../../config/limits.js';
+import { LicenceError } from '../../errors/catalogue.js';
+import { sameKeyHash } from '../key-material.js';
+import { decideCharge, emptyUsage } from '../licence.js';
+import type { Licence, QuotaKind, Usage } from '../licence.js';
+import type { ChargeOutcome, ChargeRequest, KeyRecord, KeyStore } from '../key-store.js';
 
 const SCHEMA_VERSION = '1';
 const KEY_STORE_FILE = 'keys.sqlite';

@@ -1,0 +1,52 @@
+// Which KeyStore implementation serves a configuration: the one module that
+// knows them all, so that the gate, the CLI and `npm start` name a store by
+// its configuration and never import an implementation.
+//
+// Contract: KeyStoreConfig is a discriminated union on `kind`; each kind
+// names one implementation in this directory. openKeyStore opens (and, where
+// the kind has such a thing, creates) the store; openExistingKeyStore never
+// creates anything and answers undefined when there is no store yet, which
+// is what read-only commands and "does this data directory hold keys?"
+// need. The caller owns the store it gets and closes it.
+
+import { existsSync } from 'node:fs';
+import type { KeyStore } from '../key-store.js';
+import { SqliteKeyStore, keyStorePath } from './sqlite-key-store.js';
+
+/** `<dataDir>/keys.sqlite`, shared by the processes of one machine. */
+export interface SqliteKeyStoreConfig {
+  readonly kind: 'sqlite';
+  readonly dataDir: string;
+}
+
+export type KeyStoreConfig = SqliteKeyStoreConfig;
+
+/** The SQLite store of a data directory: what `--data DIR` means today. */
+export function sqliteKeyStoreConfig(dataDir: string): SqliteKeyStoreConfig {
+  return { kind: 'sqlite', dataDir };
+}
+
+/** Opens the configured store, creating it if needed. */
+export function openKeyStore(config: KeyStoreConfig): KeyStore {
+  switch (config.kind) {
+    case 'sqlite':
+      return SqliteKeyStore.open(config.dataDir);
+    default:
+      return unknownKind(config.kind);
+  }
+}
+
+/** Opens the configured store when it exists; undefined (and nothing created) when it does not. */
+export function openExistingKeyStore(config: KeyStoreConfig): KeyStore | undefined {
+  switch (config.kind) {
+    case 'sqlite':
+      return existsSync(keyStorePath(config.dataDir)) ? SqliteKeyStore.open(config.dataDir) : undefined;
+    default:
+      return unknownKind(config.kind);
+  }
+}
+
+/** Fails the build when a kind joins KeyStoreConfig without a case above, and the call when a caller bypassed the type. */
+function unknownKind(kind: never): never {
+  throw new Error(`unknown key store kind ${JSON.stringify(kind)}`);
+}
