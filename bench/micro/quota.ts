@@ -62,7 +62,10 @@ async function main(): Promise<void> {
   try {
     const cases: Case[] = [
       { name: 'unlimited', key: await addKey({ kind: 'sqlite', dataDir: dir }, { quota: { kind: 'unlimited' } }), endpoint: 'lookup' },
-      { name: 'daily', key: await addKey({ kind: 'sqlite', dataDir: dir }, { quota: { kind: 'daily', limit: Number.MAX_SAFE_INTEGER } }), endpoint: 'lookup' },
+      {
+        name: 'daily', endpoint: 'lookup',
+        key: await addKey({ kind: 'sqlite', dataDir: dir }, { quota: { kind: 'daily', limit: Number.MAX_SAFE_INTEGER } }),
+      },
     ];
     const gate = AccessGate.open({ kind: 'sqlite', dataDir: dir });
     // Warm up: JIT, statement cache, WAL file.

@@ -301,7 +301,9 @@ export class AccessGate {
     const keyHash = hashKey(canonical);
     const hex = keyHash.toString('hex');
     const cached = this.known.get(hex);
-    if (cached !== undefined && Date.now() - cached.loadedMs < this.cacheTtlMs) return this.vetAndRemember(apiKey!, cached, keyHash, clientIp);
+    if (cached !== undefined && Date.now() - cached.loadedMs < this.cacheTtlMs) {
+      return this.vetAndRemember(apiKey!, cached, keyHash, clientIp);
+    }
     const loaded = this.store.findLicence(keyHash);
     if (loaded instanceof Promise) return loaded.then((lic) => this.vetAndRemember(apiKey!, this.remember(hex, lic), keyHash, clientIp));
     return this.vetAndRemember(apiKey!, this.remember(hex, loaded), keyHash, clientIp);

@@ -210,7 +210,9 @@ export function licenceFromOptions(opts: NewKeyOptions, keyHash: Buffer, fingerp
   if (opts.burst !== undefined) {
     burstSize = positiveInt('--burst', opts.burst.size, LIMITS.burstSizeMax);
     burstWindowSec = positiveInt('--burst-window', opts.burst.windowSec, LIMITS.burstWindowSecMax);
-    if (burstSize === undefined || burstWindowSec === undefined) throw new LicenceError('--burst', '--burst and --burst-window go together');
+    if (burstSize === undefined || burstWindowSec === undefined) {
+      throw new LicenceError('--burst', '--burst and --burst-window go together');
+    }
   }
   const timeFenceAfter = fence('--time-fence-after', opts.timeFenceAfter);
   const timeFenceBefore = fence('--time-fence-before', opts.timeFenceBefore);

@@ -69,7 +69,8 @@ function usedText(lic: Licence, usage: Usage, now: number): string {
     case 'block':
       return `${used} of ${lic.quotaLimit} in the block`;
     default:
-      return `${used} of ${lic.quotaLimit} this ${lic.quotaKind === 'daily' ? 'UTC day' : 'hour'}, resets ${when(nextResetOf(lic.quotaKind, now))}`;
+      const period = lic.quotaKind === 'daily' ? 'UTC day' : 'hour';
+      return `${used} of ${lic.quotaLimit} this ${period}, resets ${when(nextResetOf(lic.quotaKind, now))}`;
   }
 }
 

@@ -38,7 +38,8 @@ export interface ShardParts {
 /** The FlatBuffer of a shard; asserts that it stays within LIMITS.shardBytesMax. */
 export function assembleShard(p: ShardParts, source: string, createdAt: number): Uint8Array {
   const estimate = estimateBytes(p);
-  assert.ok(estimate < LIMITS.shardBytesMax * LIMITS.shardBytesEstimateSlackRatio, `shard of ${estimate} bytes exceeds shardBytesMax; the ingest run must split it`);
+  assert.ok(estimate < LIMITS.shardBytesMax * LIMITS.shardBytesEstimateSlackRatio,
+    `shard of ${estimate} bytes exceeds shardBytesMax; the ingest run must split it`);
   const b = new flatbuffers.Builder(Math.min(FLATBUFFER_BYTES_MAX, Math.ceil(estimate * LIMITS.shardBuilderHeadroomRatio)));
   const flexNames = addFlexNames(b, p.flexNames);
   const flexRdata = addFlexRdata(b, p.flexRdata);
@@ -177,7 +178,8 @@ function addRdataIndex(b: flatbuffers.Builder, p: RdataIndexParts): flatbuffers.
   return RdataIndex.endRdataIndex(b);
 }
 
-function addRrsets(b: flatbuffers.Builder, owners: BlobParts, ownerStarts: Uint32Array, c: RrsetColumns, rrsetRdata: Csr): flatbuffers.Offset {
+function addRrsets(b: flatbuffers.Builder, owners: BlobParts, ownerStarts: Uint32Array, c: RrsetColumns,
+  rrsetRdata: Csr): flatbuffers.Offset {
   const ownersBlob = addBlob(b, owners);
   const starts = typedVector(b, ownerStarts);
   const type = typedVector(b, c.rrtype);

@@ -33,7 +33,8 @@ export interface FlexNamesParts {
  * `ownerByRank[k]` is the owner id of rank k, whose RRsets are rows
  * ownerStarts[k] .. ownerStarts[k+1] of `rrsets`.
  */
-export function buildFlexNames(names: readonly string[], ownerByRank: Uint32Array, ownerStarts: Uint32Array, rrsets: RrsetColumns): FlexNamesParts {
+export function buildFlexNames(names: readonly string[], ownerByRank: Uint32Array, ownerStarts: Uint32Array,
+  rrsets: RrsetColumns): FlexNamesParts {
   const nOwners = ownerByRank.length;
   const forwardByRank: string[] = new Array(nOwners);
   for (let k = 0; k < nOwners; k++) forwardByRank[k] = names[ownerByRank[k]!]!;
@@ -88,7 +89,8 @@ export function buildFlexRdata(rdata: RdataParts, rrsets: RrsetColumns): FlexRda
   const flexOrder = sortedOrder(flexIds.map((id) => text[id]!), Uint32Array.from(flexIds, (id) => type[id]!));
   const values: string[] = [];
   const vStarts = new Column(Uint32Array);
-  const vType = new Column(Uint16Array), vRdata = new Column(Uint32Array), vFirst = new Column(Uint32Array), vLast = new Column(Uint32Array);
+  const vType = new Column(Uint16Array), vRdata = new Column(Uint32Array);
+  const vFirst = new Column(Uint32Array), vLast = new Column(Uint32Array);
   for (let k = 0; k < flexOrder.length; k++) {
     const id = flexIds[flexOrder[k]!]!;
     if (values.length === 0 || values[values.length - 1] !== text[id]) {

@@ -141,7 +141,8 @@ export function buildRdataIndex(rdata: RdataParts): RdataIndexParts {
  * range). Ties (one target name, several rdata) keep rdata id order:
  * sortRecords breaks ties by position and targetId ascends.
  */
-function targetNameIndex(targetRev: readonly string[], targetId: readonly number[]): Pick<RdataIndexParts, 'nameKeys' | 'nameStarts' | 'nameRdata' | 'nameFwdOrder'> {
+function targetNameIndex(targetRev: readonly string[], targetId: readonly number[]):
+Pick<RdataIndexParts, 'nameKeys' | 'nameStarts' | 'nameRdata' | 'nameFwdOrder'> {
   const targetOrder = sortedOrder(targetRev);
   const keys: string[] = [];
   const nameStarts = new Column(Uint32Array);

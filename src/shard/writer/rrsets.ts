@@ -83,7 +83,8 @@ export function lastSeen(c: RrsetColumns, i: number): number {
  * Copies the table's RRset columns into shard order, bailiwicks as ranks,
  * and sums the header's totals on the way (one pass over the RRsets).
  */
-export function rrsetColumns(table: RrsetTable, order: Uint32Array, bailiwickRank: Uint32Array): { columns: RrsetColumns; totals: ShardTotals } {
+export function rrsetColumns(table: RrsetTable, order: Uint32Array,
+  bailiwickRank: Uint32Array): { columns: RrsetColumns; totals: ShardTotals } {
   const n = order.length;
   const tType = table.rrtype.view(), tBail = table.bailiwick.view();
   const rrtype = new Uint16Array(n), bailiwick = new Uint32Array(n), count = new Float64Array(n);

@@ -39,7 +39,8 @@ let clock: number;
 let gates: AccessGate[];
 
 function gate(ttlMs?: number): AccessGate {
-  const g = AccessGate.open({ kind: 'sqlite', dataDir: dir }, ttlMs === undefined ? { now: () => clock } : { now: () => clock, licenceCacheTtlMs: ttlMs });
+  const opts = ttlMs === undefined ? { now: () => clock } : { now: () => clock, licenceCacheTtlMs: ttlMs };
+  const g = AccessGate.open({ kind: 'sqlite', dataDir: dir }, opts);
   gates.push(g);
   return g;
 }

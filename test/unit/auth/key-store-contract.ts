@@ -236,7 +236,10 @@ export function describeKeyStoreContract(name: string, open: () => Awaitable<Key
 
       it('refuses every kind from `expires` on, to the second, changing nothing', async () => {
         const store = await fresh();
-        for (const quota of [{ kind: 'daily', limit: 5 }, { kind: 'hourly', limit: 5 }, { kind: 'block', limit: 5 }, { kind: 'unlimited' }] as const) {
+        const quotas = [
+          { kind: 'daily', limit: 5 }, { kind: 'hourly', limit: 5 }, { kind: 'block', limit: 5 }, { kind: 'unlimited' },
+        ] as const;
+        for (const quota of quotas) {
           const l = await added(store, { quota, expires: T + 50 });
           expect(await charge(store, l, T + 49.999, 'lookup'), quota.kind).toEqual([OK(1)]);
           expect(await charge(store, l, T + 50, 'lookup', 'flex'), quota.kind).toEqual([EXPIRED, EXPIRED]);
@@ -267,7 +270,8 @@ export function describeKeyStoreContract(name: string, open: () => Awaitable<Key
         const store = await fresh();
         for (const quota of [{ kind: 'daily', limit: 100 }, { kind: 'unlimited' }] as const) {
           const l = await added(store, { quota, burst: { size: 2, windowSec: 60 } });
-          expect(await charge(store, l, T + 1, 'lookup', 'summarize', 'lookup', 'summarize'), quota.kind).toEqual([OK(1), OK(2), LIMITED, LIMITED]);
+          expect(await charge(store, l, T + 1, 'lookup', 'summarize', 'lookup', 'summarize'), quota.kind)
+            .toEqual([OK(1), OK(2), LIMITED, LIMITED]);
           expect(await charge(store, l, T + 2, 'flex', 'flex', 'flex'), quota.kind).toEqual([OK(3), OK(4), OK(5)]);
           expect(await usage(store, l), quota.kind).toMatchObject({ periodUsed: 5, totalUsed: 5, burstLog: [T + 1, T + 1] });
         }
@@ -325,7 +329,8 @@ export function describeKeyStoreContract(name: string, open: () => Awaitable<Key
         const store = await fresh();
         const l = await added(store, { quota: { kind: 'block', limit: 50 } });
         const others = [await peer(), await peer()];
-        const batches = await Promise.all([store, ...others, store].map((h) => charge(h, l, T + 1, ...Array.from({ length: 20 }, () => 'lookup' as const))));
+        const twenty = Array.from({ length: 20 }, () => 'lookup' as const);
+        const batches = await Promise.all([store, ...others, store].map((h) => charge(h, l, T + 1, ...twenty)));
         const granted = batches.flat().filter((o) => o.ok) as Array<{ ok: true; periodUsed: number }>;
         expect(granted.length).toBe(50);
         // Every grant saw its own place in the block.
