@@ -10,6 +10,14 @@
 //
 // The file must never change while mapped (shards are immutable: the writer
 // publishes new files and swaps the manifest, and deletion only unlinks).
+//
+// releaseMapping(sab) lets go of the FILE before the collector lets go of the
+// buffer: it maps anonymous, read-only zero pages over the same addresses
+// (MAP_FIXED replaces the file mapping in one step), so the unlinked file's
+// disk space and page cache are freed at once, while a stray read of a view
+// that outlived its shard sees zeros instead of faulting. The caller releases
+// a shard only once nothing reads it (search/local/shard-set.ts); the
+// deleter still unmaps the range when the buffer is collected.
 // The module is context-aware so it can be loaded by worker threads too.
 #include <node.h>
 #include <v8.h>
@@ -93,6 +101,29 @@ void MapFile(const v8::FunctionCallbackInfo<v8::Value>& args) {
   args.GetReturnValue().Set(v8::SharedArrayBuffer::New(isolate, shared));
 }
 
+// releaseMapping(sab: SharedArrayBuffer): boolean
+void ReleaseMapping(const v8::FunctionCallbackInfo<v8::Value>& args) {
+  v8::Isolate* isolate = args.GetIsolate();
+  if (args.Length() < 1 || !args[0]->IsSharedArrayBuffer()) {
+    isolate->ThrowException(v8::Exception::TypeError(
+        v8::String::NewFromUtf8(isolate, "releaseMapping(buffer) needs a SharedArrayBuffer").ToLocalChecked()));
+    return;
+  }
+  std::shared_ptr<v8::BackingStore> store = args[0].As<v8::SharedArrayBuffer>()->GetBackingStore();
+  void* addr = store->Data();
+  size_t length = store->ByteLength();
+  if (addr == nullptr || length == 0) {
+    args.GetReturnValue().Set(false);
+    return;
+  }
+  void* zero = mmap(addr, length, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+  if (zero == MAP_FAILED) {
+    Throw(isolate, "releaseMapping", errno);
+    return;
+  }
+  args.GetReturnValue().Set(true);
+}
+
 }  // namespace
 
 NODE_MODULE_INIT(/* exports, module, context */) {
@@ -100,6 +131,10 @@ NODE_MODULE_INIT(/* exports, module, context */) {
   exports->Set(context,
                v8::String::NewFromUtf8(isolate, "mapFile").ToLocalChecked(),
                v8::FunctionTemplate::New(isolate, MapFile)->GetFunction(context).ToLocalChecked())
+      .Check();
+  exports->Set(context,
+               v8::String::NewFromUtf8(isolate, "releaseMapping").ToLocalChecked(),
+               v8::FunctionTemplate::New(isolate, ReleaseMapping)->GetFunction(context).ToLocalChecked())
       .Check();
   (void)module;
 }

@@ -16,15 +16,22 @@ import type { LookupQuery } from '../query/lookup-query.js';
 import type { Effective } from '../query/params.js';
 import type { FlexSource, LookupSource, OpenSources, SourceEvents } from './sources.js';
 
-export interface FlexPlan {
-  /** RE2's own words when the pattern or exclude does not compile: the answer is an in-stream `failed`. */
-  readonly error: string | undefined;
-  open(events: SourceEvents): OpenSources<FlexSource>;
+/**
+ * A planned search holds the data it planned over (a snapshot of shards)
+ * until exactly one of: its sources are opened and then closed, or it is
+ * cancelled (the charge refused the request, or the pattern did not compile).
+ */
+interface Plan<S extends FlexSource | LookupSource> {
+  open(events: SourceEvents): OpenSources<S>;
+  cancel(): void;
 }
 
-export interface LookupPlan {
-  open(events: SourceEvents): OpenSources<LookupSource>;
+export interface FlexPlan extends Plan<FlexSource> {
+  /** RE2's own words when the pattern or exclude does not compile: the answer is an in-stream `failed`. */
+  readonly error: string | undefined;
 }
+
+export type LookupPlan = Plan<LookupSource>;
 
 export interface SearchBackend {
   /** Plans a flexible search over the data as it is now; throws ApiError OVERLOADED when it cannot take it. */

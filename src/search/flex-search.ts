@@ -76,9 +76,10 @@ class UnionOfLines implements Combiner<FlexSource, string> {
 export function runFlexSearch(plan: FlexPlan, eff: Effective, sink: ResultSink): Promise<PageOutcome> {
   // A bad pattern fails fast, with RE2's own words, before anything runs.
   if (plan.error !== undefined) {
+    plan.cancel();
     sink.end('failed', plan.error);
     return Promise.resolve({ results: 0, terminator: 'failed', message: plan.error });
   }
-  return paginate((events) => plan.open(events), new UnionOfLines(), linesTo(sink),
+  return paginate(plan, new UnionOfLines(), linesTo(sink),
     { offset: eff.offset, limit: eff.limit, deadlineMs: LIMITS.scanTimeoutMs }, sink);
 }

@@ -65,6 +65,6 @@ function summary(q: LookupQuery): Output<LookupResult> {
 
 /** Runs a planned lookup or summary to its terminator. */
 export function runLookup(plan: LookupPlan, q: LookupQuery, eff: Effective, sink: ResultSink): Promise<PageOutcome> {
-  return paginate((events) => plan.open(events), new SummedRows(eff.fence), q.summarize ? summary(q) : resultLines(sink, q.humantime),
+  return paginate(plan, new SummedRows(eff.fence), q.summarize ? summary(q) : resultLines(sink, q.humantime),
     { offset: eff.offset, limit: eff.limit, deadlineMs: LIMITS.lookupTimeoutMs }, sink);
 }

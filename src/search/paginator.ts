@@ -56,10 +56,22 @@ export interface PageOutcome {
   message?: string;
 }
 
-/** Runs one search to its terminator. `open` starts the sources, telling them how to wake the merge. */
-export function paginate<S extends SortedSource, R>(open: (events: SourceEvents) => OpenSources<S>,
-  combiner: Combiner<S, R>, output: Output<R>, page: Page, sink: ResultSink): Promise<PageOutcome> {
-  return new Paginator(combiner, output, page, sink).run(open);
+/** What can be paginated: sources to open, or, when the answer ends before they are opened, to give up. */
+export interface Openable<S extends SortedSource> {
+  open(events: SourceEvents): OpenSources<S>;
+  cancel(): void;
+}
+
+/** Runs one search to its terminator: opens the sources (telling them how to wake the merge), or cancels them unopened. */
+export async function paginate<S extends SortedSource, R>(plan: Openable<S>, combiner: Combiner<S, R>, output: Output<R>,
+  page: Page, sink: ResultSink): Promise<PageOutcome> {
+  let opened = false;
+  const outcome = await new Paginator(combiner, output, page, sink).run((events) => {
+    opened = true;
+    return plan.open(events);
+  });
+  if (!opened) plan.cancel();
+  return outcome;
 }
 
 /** Output of plain results: the lines go to the sink. */

@@ -106,18 +106,24 @@ class FrontEnd {
   /** Admits, charges and streams one search, in the order of the module comment. */
   private async search(x: Exchange, req: SearchRequest): Promise<void> {
     const admission = await this.gate.authenticate(x.apiKey, x.ip, req.endpoint);
-    const run = req.plan(applyKey(req.params, admission.limits));
-    this.streams.reserve();
+    const planned = req.plan(applyKey(req.params, admission.limits));
     let grant: Grant;
+    try {
+      this.streams.reserve();
+    } catch (err) {
+      planned.cancel();
+      throw err;
+    }
     try {
       grant = await this.gate.charge(admission, req.endpoint);
     } catch (err) {
       this.streams.release();
+      planned.cancel();
       throw err;
     }
     try {
-      if (x.aborted) return;
-      await this.stream(x, grant, run, req);
+      if (x.aborted) planned.cancel();
+      else await this.stream(x, grant, planned, req);
     } finally {
       this.streams.release();
       grant.release();
@@ -125,13 +131,13 @@ class FrontEnd {
   }
 
   /** The 200 stream of an admitted search, to its terminator. */
-  private async stream(x: Exchange, grant: Grant, run: PlannedSearch, req: SearchRequest): Promise<void> {
+  private async stream(x: Exchange, grant: Grant, planned: PlannedSearch, req: SearchRequest): Promise<void> {
     const w = new SafWriter(x.res, this.keepAliveMs);
     x.writer = w;
     w.begin(grant.headers);
     this.streams.add(w);
     try {
-      const outcome = await run(w);
+      const outcome = await planned.run(w);
       const query = grant.limits.private ? {} : req.logFields;
       this.logRequest(x, grant, { results: outcome.results, terminator: outcome.terminator, ...query });
     } finally {

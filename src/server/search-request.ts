@@ -13,8 +13,11 @@ import { runLookup } from '../search/lookup-search.js';
 import type { PageOutcome } from '../search/paginator.js';
 import type { ResultSink } from '../search/sink.js';
 
-/** A planned search, ready to stream once the request is charged. */
-export type PlannedSearch = (sink: ResultSink) => Promise<PageOutcome>;
+/** A planned search: streamed once the request is charged, or cancelled when the charge refuses it. */
+export interface PlannedSearch {
+  run(sink: ResultSink): Promise<PageOutcome>;
+  cancel(): void;
+}
 
 export interface SearchRequest {
   readonly endpoint: Exclude<Endpoint, 'rate_limit'>;
@@ -36,7 +39,7 @@ export function parseSearch(kind: 'flex' | 'lookup' | 'summarize', segments: rea
       endpoint: 'flex', params: q,
       plan: (eff) => {
         const plan = backend.planFlex(q, eff);
-        return (sink) => runFlexSearch(plan, eff, sink);
+        return { run: (sink) => runFlexSearch(plan, eff, sink), cancel: () => plan.cancel() };
       },
       logFields: {
         method: q.method, target: q.target, pattern: q.pattern, exclude: q.exclude, id: q.id, swclient: q.swclient, version: q.version,
@@ -48,7 +51,7 @@ export function parseSearch(kind: 'flex' | 'lookup' | 'summarize', segments: rea
     endpoint: q.summarize ? 'summarize' : 'lookup', params: q,
     plan: (eff) => {
       const plan = backend.planLookup(q, eff);
-      return (sink) => runLookup(plan, q, eff, sink);
+      return { run: (sink) => runLookup(plan, q, eff, sink), cancel: () => plan.cancel() };
     },
     logFields: { path, id: q.id, swclient: q.swclient, version: q.version },
   };

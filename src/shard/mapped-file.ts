@@ -11,6 +11,7 @@ import { loadAddon } from '../lib/native.js';
 
 interface MmapAddon {
   mapFile(file: string): SharedArrayBuffer;
+  releaseMapping(buffer: SharedArrayBuffer): boolean;
 }
 
 const addon = loadAddon<MmapAddon>('rrscan_mmap');
@@ -18,4 +19,13 @@ const addon = loadAddon<MmapAddon>('rrscan_mmap');
 /** Read-only shared mapping of the whole file. The file must never change while mapped. */
 export function mapFile(file: string): SharedArrayBuffer {
   return addon.mapFile(file);
+}
+
+/**
+ * Lets go of the file behind a mapping now (its pages become zeros; see
+ * native/mmap.cc). Only for a shard nothing reads any more: the caller
+ * guarantees it. Buffers that are not file mappings are left alone.
+ */
+export function releaseMapping(buffer: SharedArrayBuffer): boolean {
+  return addon.releaseMapping(buffer);
 }

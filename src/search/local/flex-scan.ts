@@ -9,6 +9,7 @@
 // credits (scan-protocol.ts), and tells the searcher to stop once it has
 // `want` of them, its turn is over, or the task is cancelled.
 
+import { BroadcastChannel } from 'node:worker_threads';
 import type RE2 from 're2';
 import { LIMITS } from '../../config/limits.js';
 import { inFence, isFenced, keepType } from '../../model/filters.js';
@@ -18,7 +19,7 @@ import { ShardReader, type FlexColumns, type ShardHandle } from '../../shard/sha
 import { candidates } from '../../shard/trigram-index.js';
 import { everyRecord, makeMatcher, recordMatches, scanRecords } from './blob-searcher.js';
 import { BatchBuilder } from './flex-batch.js';
-import { CONTROL_CANCEL, CONTROL_CREDITS, type FlexTask, type WorkerMessage } from './scan-protocol.js';
+import { CONTROL_CANCEL, CONTROL_CREDITS, RETIRED_SHARDS_CHANNEL, type FlexTask, type WorkerMessage } from './scan-protocol.js';
 import { TupleTimes } from './tuple-times.js';
 
 /** First slice of a blob scan, in records (~50 KB of names); later slices follow the measured speed. */
@@ -35,11 +36,18 @@ interface Compiled {
 /**
  * What a worker keeps between tasks: attached shards (attaching copies
  * nothing and checks nothing, but reuse saves the FlatBuffer table walk) and
- * compiled patterns, each bounded in LIMITS and evicted oldest first.
+ * compiled patterns, each bounded in LIMITS and evicted oldest first. A shard
+ * the front end has released is dropped at once (RETIRED_SHARDS_CHANNEL).
  */
 export class WorkerCache {
   private readonly shards = new Map<string, ShardReader>();
   private readonly patterns = new Map<string, Compiled>();
+  private readonly retired = new BroadcastChannel(RETIRED_SHARDS_CHANNEL);
+
+  constructor() {
+    this.retired.onmessage = (m) => this.shards.delete((m as { data: string }).data);
+    this.retired.unref();
+  }
 
   shard(h: ShardHandle): ShardReader {
     let s = this.shards.get(h.name);

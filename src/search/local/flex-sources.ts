@@ -102,9 +102,12 @@ class Part {
     this.resume();
   }
 
-  close(): void {
+  /** Stops the part; resolves once its worker has let go of the shards. */
+  close(): Promise<void> {
     this.closed = true;
-    this.scan?.cancel();
+    const scan = this.scan;
+    scan?.cancel();
+    return scan?.done ?? Promise.resolve();
   }
 }
 
@@ -170,9 +173,12 @@ function sharesOf(want: number, shards: number): { firstWant: number; credits: n
 
 const handleOf = (s: ShardReader): ShardHandle => ({ name: s.name, buffer: s.buffer });
 
-/** Starts the scans of a plan and returns one source per scanned shard. */
+/**
+ * Starts the scans of a plan and returns one source per scanned shard.
+ * `idle` runs once every task has ended after close(): the shards' lease ends there.
+ */
 export function openFlexSources(plan: FlexPlanShape, q: FlexQuery, fence: TimeFence, want: number, pool: ScanPool,
-  events: SourceEvents): OpenSources<FlexSource> {
+  events: SourceEvents, idle: () => void): OpenSources<FlexSource> {
   const candidates = isFenced(fence) ? plan.candidates : [];
   const t: SearchTasks = { q, fence, candidates, pool, events, want, ...sharesOf(want, plan.parts.length) };
   const sources = plan.parts.map((ranges) => new ShardSource(ranges.map((r) => new Part(r, t))));
@@ -185,7 +191,7 @@ export function openFlexSources(plan: FlexPlanShape, q: FlexQuery, fence: TimeFe
   return {
     sources,
     close: () => {
-      for (const s of sources) for (const p of s.parts) p.close();
+      void Promise.allSettled(sources.flatMap((s) => s.parts.map((p) => p.close()))).then(idle);
     },
   };
 }

@@ -12,6 +12,7 @@ import { openFlexSources } from './flex-sources.js';
 import { compileFlex, planFlex } from './flex-plan.js';
 import { openLookupSources } from './lookup-sources.js';
 import { ScanPool, type ScanPoolOptions } from './scan-pool.js';
+import type { ShardReader } from '../../shard/shard-reader.js';
 import { ShardSet } from './shard-set.js';
 
 export interface LocalBackendOptions extends ScanPoolOptions {
@@ -34,15 +35,35 @@ export class LocalBackend implements SearchBackend {
 
   planFlex(q: FlexQuery, eff: Effective): FlexPlan {
     const patterns = compileFlex(q);
-    const plan = planFlex(q, patterns, eff.fence, this.shards.current().shards, this.pool.threads);
+    const { shards } = this.shards.current();
+    const plan = planFlex(q, patterns, eff.fence, shards, this.pool.threads);
     if (this.pool.wouldOverflow(plan.parts.reduce((n, p) => n + p.length, 0))) throw new ApiError('OVERLOADED');
     const want = eff.offset + eff.limit + 1;
-    return { error: patterns.error, open: (events) => openFlexSources(plan, q, eff.fence, want, this.pool, events) };
+    const lease = this.lease(shards);
+    return {
+      error: patterns.error,
+      open: (events) => openFlexSources(plan, q, eff.fence, want, this.pool, events, lease),
+      cancel: lease,
+    };
   }
 
   planLookup(q: LookupQuery): LookupPlan {
     const { shards } = this.shards.current();
-    return { open: (events) => openLookupSources(shards, q, events) };
+    const lease = this.lease(shards);
+    return {
+      open: (events) => ({ ...openLookupSources(shards, q, events), close: lease }),
+      cancel: lease,
+    };
+  }
+
+  /** Leases shards until the returned function is called (once; later calls do nothing). */
+  private lease(shards: readonly ShardReader[]): () => void {
+    this.shards.acquire(shards);
+    let held = true;
+    return () => {
+      if (held) this.shards.release(shards);
+      held = false;
+    };
   }
 
   describe(): Record<string, unknown> {

@@ -174,5 +174,6 @@ class ShardLookupSource implements LookupSource {
 
 /** One source per shard, in shard order. */
 export function openLookupSources(shards: readonly ShardReader[], q: LookupQuery, events: SourceEvents): OpenSources<LookupSource> {
+  // Nothing to stop: a source reads only when the paginator pulls.
   return { sources: shards.map((s, i) => new ShardLookupSource(s, q, i, q.aggr, events)), close: () => undefined };
 }

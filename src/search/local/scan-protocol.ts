@@ -19,6 +19,13 @@ import type { MessagePort } from 'node:worker_threads';
 import type { TimeFence, TypeFilter } from '../../model/filters.js';
 import type { ShardHandle } from '../../shard/shard-reader.js';
 
+/**
+ * A BroadcastChannel on which the front end posts the name of each shard it
+ * has released (it left the manifest and no search holds it): workers drop
+ * it from their caches (flex-scan.ts WorkerCache).
+ */
+export const RETIRED_SHARDS_CHANNEL = 'rrscan:retired-shards';
+
 export const CONTROL_CANCEL = 0;
 export const CONTROL_CREDITS = 1;
 export const CONTROL_SLOTS = 2;

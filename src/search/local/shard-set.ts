@@ -1,21 +1,33 @@
 // ShardSet: the live shards of a data directory, reloaded when the manifest
 // changes, without a restart and without disturbing queries in flight.
 //
-// A query takes a snapshot (the current array) when it starts and uses it to
-// the end; a reload builds a new array and swaps the reference. Old readers
-// stay valid while any query or worker holds their SharedArrayBuffer: the
-// mapping is released only when the last reference is collected, and the
-// file's pages outlive its unlink.
+// A query takes a snapshot (the current array) when it is planned, and
+// leases its shards until it has ended (acquire/release): a reload builds a
+// new array and swaps the reference, and a shard that left the manifest
+// (compaction merged it, its file is unlinked) is released once no lease is
+// left: its mapping gives the file back at once (shard/mapped-file.ts
+// releaseMapping) and the scan workers drop it from their caches
+// (RETIRED_SHARDS_CHANNEL). Without that, a deleted shard's disk space and
+// page cache stayed pinned until the collector happened to free every view.
+//
+// Opening new shards (mapping and checking every byte, ~170 ms per GB) runs
+// on a thread of its own (workers/open-shards.ts), never on the thread that
+// answers requests; only the first load, before the server listens, opens on
+// the calling thread.
 //
 // Change detection: fs.watch on the directory (rename of manifest.json) plus
-// a stat poll every LIMITS.manifestPollMs as a safety net (fs.watch can miss events on
-// some filesystems).
+// a stat poll every LIMITS.manifestPollMs as a safety net (fs.watch can miss
+// events on some filesystems).
 
 import { existsSync, statSync, watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
+import { BroadcastChannel } from 'node:worker_threads';
 import { LIMITS } from '../../config/limits.js';
+import { runOnThreads } from '../../lib/threads.js';
 import { MANIFEST_FILE, readManifest } from '../../shard/manifest.js';
-import { ShardReader } from '../../shard/shard-reader.js';
+import { releaseMapping } from '../../shard/mapped-file.js';
+import { ShardReader, type ShardHandle } from '../../shard/shard-reader.js';
+import { RETIRED_SHARDS_CHANNEL } from './scan-protocol.js';
 
 export interface Snapshot {
   readonly generation: number;
@@ -28,21 +40,81 @@ export class ShardSet {
   private timer: NodeJS.Timeout | undefined;
   private lastStamp = '';
   private reloading = false;
+  /** Leases per shard, for shards some search holds. */
+  private readonly leases = new Map<ShardReader, number>();
+  /** Shards that left the manifest while leased: released when their last lease ends. */
+  private readonly retiring = new Set<ShardReader>();
+  private readonly retired = new BroadcastChannel(RETIRED_SHARDS_CHANNEL);
 
-  constructor(readonly dataDir: string, private readonly log: (msg: string, extra?: object) => void = () => undefined) {}
+  constructor(readonly dataDir: string, private readonly log: (msg: string, extra?: object) => void = () => undefined) {
+    this.retired.unref();
+  }
 
-  /** Loads the current manifest; throws when a listed shard is corrupt. */
+  /** Loads the current manifest on this thread (start-up); throws when a listed shard is corrupt. */
   load(): Snapshot {
+    const stamp = this.stamp();
     const m = readManifest(this.dataDir);
-    const byName = new Map(this.snapshot.shards.map((s) => [s.name, s]));
-    const shards = m.shards.map((e) => byName.get(e.file) ?? ShardReader.open(path.join(this.dataDir, e.file)));
-    this.snapshot = Object.freeze({ generation: m.generation, shards: Object.freeze(shards) });
-    this.lastStamp = this.stamp();
-    return this.snapshot;
+    const byName = this.byName();
+    return this.install(m.generation, m.shards.map((e) => byName.get(e.file) ?? ShardReader.open(path.join(this.dataDir, e.file))), stamp);
+  }
+
+  /** Loads the current manifest, opening new shards on another thread; throws when one is corrupt. */
+  async reload(): Promise<Snapshot> {
+    // The stamp before the read: a manifest swapped while new shards open is seen by the next check.
+    const stamp = this.stamp();
+    const m = readManifest(this.dataDir);
+    const byName = this.byName();
+    const fresh = m.shards.filter((e) => !byName.has(e.file)).map((e) => path.join(this.dataDir, e.file));
+    if (fresh.length > 0) {
+      const [opened] = await runOnThreads<readonly string[], ShardHandle[]>('open-shards', [fresh]);
+      if (opened!.status === 'rejected') throw opened!.reason;
+      for (const h of opened!.value) byName.set(h.name, ShardReader.attach(h.name, h.buffer));
+    }
+    return this.install(m.generation, m.shards.map((e) => byName.get(e.file)!), stamp);
   }
 
   current(): Snapshot {
     return this.snapshot;
+  }
+
+  /** Leases shards for a search: they stay mapped until release(). */
+  acquire(shards: readonly ShardReader[]): void {
+    for (const s of shards) this.leases.set(s, (this.leases.get(s) ?? 0) + 1);
+  }
+
+  release(shards: readonly ShardReader[]): void {
+    for (const s of shards) {
+      const n = this.leases.get(s)! - 1;
+      if (n > 0) {
+        this.leases.set(s, n);
+        continue;
+      }
+      this.leases.delete(s);
+      if (this.retiring.delete(s)) this.letGo(s);
+    }
+  }
+
+  private byName(): Map<string, ShardReader> {
+    return new Map(this.snapshot.shards.map((s) => [s.name, s]));
+  }
+
+  /** Makes `shards` current and lets go of the shards that left, now or when their last lease ends. */
+  private install(generation: number, shards: ShardReader[], stamp: string): Snapshot {
+    const kept = new Set(shards);
+    const old = this.snapshot.shards;
+    this.snapshot = Object.freeze({ generation, shards: Object.freeze(shards) });
+    this.lastStamp = stamp;
+    for (const s of old) {
+      if (kept.has(s)) continue;
+      if (this.leases.has(s)) this.retiring.add(s);
+      else this.letGo(s);
+    }
+    return this.snapshot;
+  }
+
+  private letGo(s: ShardReader): void {
+    releaseMapping(s.buffer);
+    this.retired.postMessage(s.name);
   }
 
   /** Starts watching for manifest swaps. */
@@ -50,21 +122,19 @@ export class ShardSet {
     const check = () => {
       if (this.reloading || this.stamp() === this.lastStamp) return;
       this.reloading = true;
-      try {
-        const before = this.snapshot.generation;
-        const s = this.load();
-        if (s.generation !== before) {
-          this.log('shards reloaded', { generation: s.generation, shards: s.shards.length });
-          onReload?.(s);
-        }
-      } catch (err) {
+      const before = this.snapshot.generation;
+      this.reload().then((s) => {
+        if (s.generation === before) return;
+        this.log('shards reloaded', { generation: s.generation, shards: s.shards.length });
+        onReload?.(s);
+      }, (err: unknown) => {
         // Keep serving the last good snapshot; a half-published or corrupt
         // shard must not take the service down. Retried on the next change.
         this.log('shard reload failed; still serving the previous shards', { error: (err as Error).message });
         this.lastStamp = this.stamp();
-      } finally {
+      }).finally(() => {
         this.reloading = false;
-      }
+      });
     };
     try {
       this.watcher = watch(this.dataDir, (_event, file) => {
@@ -81,6 +151,7 @@ export class ShardSet {
   close(): void {
     this.watcher?.close();
     if (this.timer) clearInterval(this.timer);
+    this.retired.close();
   }
 
   private stamp(): string {

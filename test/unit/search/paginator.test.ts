@@ -85,11 +85,15 @@ function setup(lists: Record<string, string[]>) {
   let events: SourceEvents | undefined;
   const sources = Object.entries(lists).map(([n, items]) => new FakeSource(n, items, () => events!));
   let closed = 0;
-  const open = (ev: SourceEvents): OpenSources<FakeSource> => {
-    events = ev;
-    return { sources, close: () => { closed++; for (const s of sources) s.closed = true; } };
+  let cancelled = 0;
+  const open = {
+    open: (ev: SourceEvents): OpenSources<FakeSource> => {
+      events = ev;
+      return { sources, close: () => { closed++; for (const s of sources) s.closed = true; } };
+    },
+    cancel: () => { cancelled++; },
   };
-  return { sources, open, closedCount: () => closed, events: () => events! };
+  return { sources, open, closedCount: () => closed, cancelledCount: () => cancelled, events: () => events! };
 }
 
 const page = (p: Partial<Page> = {}): Page => ({ offset: 0, limit: 100, deadlineMs: 10_000, ...p });
@@ -177,6 +181,14 @@ describe('paginator', () => {
     expect((await done).terminator).toBe('failed');
     expect(sink.ended).toBeUndefined();
     expect(f.closedCount()).toBe(1);
+  });
+
+  it('a sink aborted before the start cancels the sources unopened', async () => {
+    const f = setup({ a: ['a'] });
+    const sink = new FakeSink();
+    sink.abort();
+    expect((await paginate(f.open, new Names(), linesTo(sink), page(), sink)).terminator).toBe('failed');
+    expect([f.closedCount(), f.cancelledCount()]).toEqual([0, 1]);
   });
 
   it('ends failed at the deadline', async () => {
