@@ -66,7 +66,7 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { LIMITS } from '../config/limits.js';
 import type { DnsMessage, DnsRecord } from '../dns/message.js';
 import { readWireName } from '../dns/name.js';
-import { rdataToText } from '../dns/rdata.js';
+import { rdataToText } from '../dns/rdata/index.js';
 import { isMetaType, RR } from '../dns/rrtype.js';
 import type { Observation, Rdata } from '../model/observation.js';
 import type { IngestContext } from './context.js';
