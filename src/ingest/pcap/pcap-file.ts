@@ -10,9 +10,8 @@
 // the packet and its byte offset, and reading stops there.
 
 import { LIMITS } from '../../config/limits.js';
-import type { SensorStats, TimedResponse } from '../sensor.js';
-import type { ChunkedFile } from '../sensor.js';
 import type { IngestContext } from '../context.js';
+import type { ChunkedFile, SensorStats, TimedResponse } from '../sensor.js';
 import { rd32 } from './bytes.js';
 import { rejectInput } from './outcomes.js';
 import type { PacketDecoder } from './packet-decoder.js';
