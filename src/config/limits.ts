@@ -195,7 +195,7 @@ export const LIMITS = Object.freeze({
   /** Usage of unlimited keys (enforced nowhere, shown by `keys show`) is written at most this often. */
   usageFlushIntervalMs: 1_000,
 
-  // --- Sensor ingest: pcap, pcapng, dnstap (src/ingest/pcap.ts, dnstap.ts) ---
+  // --- Sensor ingest: pcap, pcapng, dnstap (src/ingest/pcap/, dnstap.ts) ---
   /** One fs read of a capture file; records straddling two reads are carried over, never re-read. */
   sensorReadChunkBytes: 1 << 20,
   /** Captured bytes of one packet; tcpdump's largest snaplen is 262,144, anything above is a corrupt record. */
@@ -218,6 +218,12 @@ export const LIMITS = Object.freeze({
   tcpStreamsOpenMax: 8_192,
   /** Bytes buffered in one TCP direction (in-order remainder plus out-of-order segments): two 64 KiB DNS messages and their prefixes. */
   tcpStreamBytesMax: 131_076,
+  /**
+   * Buffer a TCP direction starts with; it doubles as messages need, up to
+   * tcpStreamBytesMax. Most DNS streams carry one small message, so 1 KiB
+   * keeps 8,192 open directions at 8 MiB.
+   */
+  tcpStreamBufferInitialBytes: 1_024,
   /**
    * A TCP direction silent this long in capture time is dropped (worst case held: 8,192 x 128 KiB = 1 GiB;
    * typical DNS streams hold < 1 KiB).
@@ -298,6 +304,7 @@ export function checkLimits(): void {
   assert.ok(L.pcapPacketBytesMax < L.pcapngBlockBytesMax && L.pcapngBlockBytesMax <= L.sensorReadChunkBytes,
     'a pcapng block must fit one read chunk');
   assert.ok(L.tcpStreamBytesMax >= 2 * (65_535 + 2), 'a TCP direction must hold two whole DNS messages');
+  assert.ok(L.tcpStreamBufferInitialBytes > 0 && L.tcpStreamBufferInitialBytes <= L.tcpStreamBytesMax, 'a TCP direction must start within its bound');
   assert.ok(L.dnstapFrameBytesMax <= L.sensorReadChunkBytes, 'a dnstap frame must fit one read chunk');
   assert.ok(L.keepAliveIntervalMsMin <= L.keepAliveIntervalMs && L.keepAliveIntervalMs <= L.keepAliveIntervalMsMax &&
     L.keepAliveIntervalMsMax < L.scanTimeoutMs, 'the keep-alive default must lie in its bounds, below the scan timeout');

@@ -27,7 +27,7 @@
 import { domainToASCII } from 'node:url';
 import { LIMITS } from '../config/limits.js';
 import { ipv6ToText } from '../dns/ip.js';
-import { rdataFromText } from '../dns/rdata.js';
+import { rdataFromText } from '../dns/rdata/index.js';
 import { RR } from '../dns/rrtype.js';
 import type { Observation, Rdata } from '../model/observation.js';
 import { mix32, Prng } from './prng.js';

@@ -14,7 +14,7 @@
 
 import { DnsFormatError } from '../errors/catalogue.js';
 import { nameFromWire } from './name.js';
-import { rdataFromMessage } from './rdata.js';
+import { rdataFromMessage } from './rdata/index.js';
 
 export interface DnsRecord {
   name: string;

@@ -50,7 +50,7 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { LIMITS } from '../config/limits.js';
 import { ipv4FromText, ipv6FromText, ipv6ToText } from '../dns/ip.js';
 import { nameToWire, normalizeName } from '../dns/name.js';
-import { rdataFromText, rdataToText } from '../dns/rdata.js';
+import { rdataFromText, rdataToText } from '../dns/rdata/index.js';
 import { isMetaType, RR, RRTYPE_MAX, rrtypeFromText } from '../dns/rrtype.js';
 import { IngestError } from '../errors/catalogue.js';
 import type { Observation, Rdata } from '../model/observation.js';

@@ -15,7 +15,7 @@ import { ShardSpiller } from '../shard/shard-spiller.js';
 import type { Observation } from '../model/observation.js';
 import type { IngestContext } from './context.js';
 import { zoneObservations } from './zone.js';
-import { pcapObservations } from './pcap.js';
+import { pcapObservations } from './pcap/index.js';
 import { dnstapObservations } from './dnstap.js';
 import { ndjsonObservations } from './ndjson.js';
 import { ingestNdjsonParallel } from './parallel.js';

@@ -56,7 +56,7 @@
 // 8.8.8.8's answers get "google.com." and "218.58.216.in-addr.arpa." and
 // lose the 68 ns1-4.google.com A records attached to PTR answers.
 //
-// Also here, shared by pcap.ts and dnstap.ts: TimedResponse (a parsed
+// Also here, shared by pcap/ and dnstap.ts: TimedResponse (a parsed
 // response with its time), SensorStats (what a source read and skipped;
 // sensorStats(ctx) is the object a run filled, for the summary line) and
 // ChunkedFile (the chunked, carry-over file reader).
@@ -66,7 +66,7 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { LIMITS } from '../config/limits.js';
 import type { DnsMessage, DnsRecord } from '../dns/message.js';
 import { readWireName } from '../dns/name.js';
-import { rdataToText } from '../dns/rdata.js';
+import { rdataToText } from '../dns/rdata/index.js';
 import { isMetaType, RR } from '../dns/rrtype.js';
 import type { Observation, Rdata } from '../model/observation.js';
 import type { IngestContext } from './context.js';
@@ -92,7 +92,7 @@ const RCODE_NOERROR = 0;
 /**
  * What a sensor source read and why it skipped what it skipped. The ingest
  * summary prints these; only `rejected` counts toward --max-errors, every
- * other skip is ordinary traffic (see pcap.ts for the choice).
+ * other skip is ordinary traffic (see pcap/outcomes.ts for the choice).
  */
 export interface SensorStats {
   /** Packets (pcap) or data frames (dnstap) read. */

@@ -27,7 +27,7 @@ import path from 'node:path';
 import { LIMITS } from '../config/limits.js';
 import { IngestError } from '../errors/catalogue.js';
 import { normalizeName } from '../dns/name.js';
-import { rdataFromTokens, rdataToText, parseTtl, tokenize, Tokens, type TokenizerState } from '../dns/rdata.js';
+import { rdataFromTokens, rdataToText, parseTtl, tokenize, Tokens, type TokenizerState } from '../dns/rdata/index.js';
 import { isMetaType, RR, rrtypeFromText, rrtypeToText } from '../dns/rrtype.js';
 import type { Observation, Rdata } from '../model/observation.js';
 import type { IngestContext } from './context.js';

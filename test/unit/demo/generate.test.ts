@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { LIMITS } from '../../../src/config/limits.js';
 import { DEMO_EPOCH_START, DEMO_NOW_DEFAULT, demoObservations } from '../../../src/demo/generate.js';
 import { normalizeName } from '../../../src/dns/name.js';
-import { rdataFromText, rdataToText } from '../../../src/dns/rdata.js';
+import { rdataFromText, rdataToText } from '../../../src/dns/rdata/index.js';
 import { rrtypeToText } from '../../../src/dns/rrtype.js';
 import { RrsetTable } from '../../../src/shard/rrset-table.js';
 import type { Observation } from '../../../src/model/observation.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseMessage } from '../../../src/dns/message.js';
-import { rdataToText } from '../../../src/dns/rdata.js';
+import { rdataToText } from '../../../src/dns/rdata/index.js';
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex').toUpperCase();
 const bytes = (h: string) => Uint8Array.from(Buffer.from(h.replace(/\s+/g, ''), 'hex'));

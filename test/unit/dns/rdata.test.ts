@@ -2,7 +2,7 @@ import path from 'node:path';
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { rdataFromMessage, rdataFromText, rdataToText } from '../../../src/dns/rdata.js';
+import { rdataFromMessage, rdataFromText, rdataToText } from '../../../src/dns/rdata/index.js';
 import { isMetaType, rrtypeFromText, rrtypeInfo } from '../../../src/dns/rrtype.js';
 import { zoneObservations } from '../../../src/ingest/zone.js';
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LIMITS } from '../../../src/config/limits.js';
-import { rdataFromText, rdataToText } from '../../../src/dns/rdata.js';
+import { rdataFromText, rdataToText } from '../../../src/dns/rdata/index.js';
 import { rrtypeToText } from '../../../src/dns/rrtype.js';
 import { IngestError } from '../../../src/errors/catalogue.js';
 import { RrsetTable } from '../../../src/shard/rrset-table.js';

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { nameToWire } from '../../../src/dns/name.js';
 import type { Observation } from '../../../src/model/observation.js';
-import { pcapObservations, pcapResponses } from '../../../src/ingest/pcap.js';
+import { pcapObservations, pcapResponses } from '../../../src/ingest/pcap/index.js';
 import { sensorStats } from '../../../src/ingest/sensor.js';
 import {
   AA, ACK, FIN, PSH, QR, RA, RD, SYN, TC, a, bsdNull, cat, collect, collectingContext, dnsMessage, ethernet, ipv4, ipv6,

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestObservations } from '../../../src/ingest/run.js';
 import type { Observation } from '../../../src/model/observation.js';
-import { rdataFromText } from '../../../src/dns/rdata.js';
+import { rdataFromText } from '../../../src/dns/rdata/index.js';
 import { ShardReader } from '../../../src/shard/shard-reader.js';
 import { blobRecord } from '../../../src/shard/blob.js';
 import { readManifest } from '../../../src/shard/manifest.js';
