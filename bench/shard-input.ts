@@ -12,7 +12,7 @@
 // one list is a prefix of another.
 
 import { DEMO_NOW_DEFAULT, demoObservations } from '../src/demo/generate.js';
-import { rdataFromText } from '../src/dns/rdata.js';
+import { rdataFromText } from '../src/dns/rdata/index.js';
 import { RR } from '../src/dns/rrtype.js';
 import type { Observation } from '../src/model/observation.js';
 import { RrsetTable } from '../src/shard/rrset-table.js';

@@ -433,7 +433,8 @@ export interface ByteRange {
  * the start of the file, also in a range (the lines before it are counted
  * only when a bad line needs its number).
  */
-export async function* ndjsonObservations(file: string, ctx: IngestContext, range?: ByteRange): AsyncGenerator<Observation, void, undefined> {
+export async function* ndjsonObservations(file: string, ctx: IngestContext,
+  range?: ByteRange): AsyncGenerator<Observation, void, undefined> {
   const lineMax = LIMITS.ingestLineBytesMax;
   const fh = await open(file, 'r');
   const startAt = range?.start ?? 0;

@@ -54,7 +54,8 @@ function alpnText(b: Uint8Array, p: number, end: number): string {
 }
 
 /** ipv4hint / ipv6hint: one or more addresses of `size` octets, comma-separated. */
-function hintsText(name: string, size: number, toText: (b: Uint8Array, p: number) => string, b: Uint8Array, p: number, end: number): string {
+function hintsText(name: string, size: number, toText: (b: Uint8Array, p: number) => string, b: Uint8Array, p: number,
+  end: number): string {
   const len = end - p;
   if (len === 0 || len % size !== 0) throw malformed(`svcb ${name} length`);
   const a: string[] = [];

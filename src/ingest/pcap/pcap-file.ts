@@ -27,7 +27,10 @@ export function isPcapMagic(magicLe: number): boolean {
   return LE_MAGICS.includes(magicLe) || BE_MAGICS.includes(magicLe);
 }
 
-/** Whether the record at the cursor and its packet are in the window, with a plausible length: the common case, decided without a promise. */
+/**
+ * Whether the record at the cursor and its packet are in the window, with a plausible length: the common case,
+ * decided without a promise.
+ */
 function recordReady(src: ChunkedFile, le: boolean): boolean {
   if (src.avail < PCAP_RECORD_BYTES) return false;
   const capLen = rd32(src.bytes, src.start + 8, le);
@@ -64,7 +67,8 @@ async function fillRecord(src: ChunkedFile, le: boolean, packetNo: number, ctx: 
   return true;
 }
 
-export async function* readPcap(src: ChunkedFile, decoder: PacketDecoder, ctx: IngestContext, stats: SensorStats): AsyncGenerator<TimedResponse> {
+export async function* readPcap(src: ChunkedFile, decoder: PacketDecoder, ctx: IngestContext,
+  stats: SensorStats): AsyncGenerator<TimedResponse> {
   await src.fill(PCAP_HEADER_BYTES);
   if (src.avail < PCAP_HEADER_BYTES) {
     rejectInput(ctx, stats, 'byte offset 0', 'file ends inside the pcap header');

@@ -60,7 +60,9 @@ function pcapngSeconds(iface: PcapngInterface, high: number, low: number): numbe
 
 /** An Interface Description Block of `total` bytes at b[h], with its options. */
 function interfaceBlock(b: Uint8Array, h: number, total: number, le: boolean): PcapngInterface {
-  const iface: PcapngInterface = { linktype: rd16(b, h + 8, le), snapLen: rd32(b, h + 12, le), unitsPerSec: 1e6, binaryShift: 0, offsetSec: 0 };
+  const iface: PcapngInterface = {
+    linktype: rd16(b, h + 8, le), snapLen: rd32(b, h + 12, le), unitsPerSec: 1e6, binaryShift: 0, offsetSec: 0,
+  };
   for (let o = 16; o + 4 <= total - 4;) {
     const code = rd16(b, h + o, le);
     const len = rd16(b, h + o + 2, le);
@@ -171,7 +173,8 @@ function block(src: ChunkedFile, total: number, st: Section, decoder: PacketDeco
   return true;
 }
 
-export async function* readPcapng(src: ChunkedFile, decoder: PacketDecoder, ctx: IngestContext, stats: SensorStats): AsyncGenerator<TimedResponse> {
+export async function* readPcapng(src: ChunkedFile, decoder: PacketDecoder, ctx: IngestContext,
+  stats: SensorStats): AsyncGenerator<TimedResponse> {
   const st: Section = { le: true, interfaces: [], packetNo: 0, lastSec: 0 };
   for (;;) {
     // Await only when a block straddles the window's end: most blocks are read without a promise.

@@ -34,7 +34,9 @@ describe('TcpReassembler: ordering', () => {
     r.segment('c', 1000 + 20, ACK, stream.subarray(20, 60), false, T0);
     expect(got).toEqual([]);
     r.segment('c', 1000, ACK, stream.subarray(0, 20), false, T0);
-    expect(got).toEqual([{ tag: 1, len: 30, midStream: false }, { tag: 101, len: 20, midStream: false }, { tag: 201, len: 25, midStream: false }]);
+    expect(got).toEqual([
+      { tag: 1, len: 30, midStream: false }, { tag: 101, len: 20, midStream: false }, { tag: 201, len: 25, midStream: false },
+    ]);
     r.segment('c', 1000 + stream.length, TCP_FIN | ACK, new Uint8Array(0), false, T0);
     r.finish();
     expect(stats.reassemblyDropped).toBe(0);
