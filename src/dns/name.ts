@@ -293,25 +293,36 @@ export interface WireName {
 }
 
 /**
- * Reads a wire name at `offset` of `msg`, following compression pointers
- * when `pointers` is true. Each pointer must point strictly backwards (before
- * the pointer itself), which alone rules out loops; the jump count is bounded
- * as well (LIMITS.dnsNamePointerJumpsMax). `end` is the offset just after the
- * name where it starts (after the first pointer, if any).
+ * The one walk over a wire name's labels, shared by every reader of wire
+ * names. It follows compression pointers (when allowed), and each pointer
+ * must point strictly backwards (before the pointer itself), which alone
+ * rules out loops; the jump count is bounded as well
+ * (LIMITS.dnsNamePointerJumpsMax). What changes rarely (the name's end, the
+ * jumps) is module state, one walk at a time per thread; the position stays
+ * in the caller's local variable, so the hot path allocates nothing.
  */
-export function readWireName(msg: Uint8Array, offset: number, pointers: boolean): WireName {
-  let pos = offset;
-  let end = -1;
-  let jumps = 0;
-  let out = 0; // wire octets of the name so far, including length bytes
-  let tpos = 0;
+const walk = { end: -1, jumps: 0, offset: 0 };
+
+function startWalk(offset: number): void {
+  walk.end = -1;
+  walk.jumps = 0;
+  walk.offset = offset;
+}
+
+/**
+ * The label at `pos` (after following pointers from there), packed as
+ * position * 256 + length: its octets follow msg[position]; the next label
+ * is at position + length + 1. Length 0 is the root label; walk.end is then
+ * the offset just after the name where it starts (after its first pointer).
+ */
+function nextLabel(msg: Uint8Array, pos: number, pointers: boolean): number {
   const n = msg.length;
   for (;;) {
     if (pos >= n) throw new DnsFormatError(`name runs past the end of the data at byte offset ${pos}`);
     const len = msg[pos]!;
     if (len === 0) {
-      if (end < 0) end = pos + 1;
-      break;
+      if (walk.end < 0) walk.end = pos + 1;
+      return pos * 256;
     }
     const kind = len & 0xc0;
     if (kind === 0xc0) {
@@ -319,21 +330,37 @@ export function readWireName(msg: Uint8Array, offset: number, pointers: boolean)
       if (pos + 1 >= n) throw new DnsFormatError(`truncated compression pointer at byte offset ${pos}`);
       const target = ((len & 0x3f) << 8) | msg[pos + 1]!;
       if (target >= pos) throw new DnsFormatError(`compression pointer at byte offset ${pos} does not point backwards (to ${target})`);
-      if (++jumps > LIMITS.dnsNamePointerJumpsMax) {
-        throw new DnsFormatError(`too many compression pointers in name at byte offset ${offset}`);
+      if (++walk.jumps > LIMITS.dnsNamePointerJumpsMax) {
+        throw new DnsFormatError(`too many compression pointers in name at byte offset ${walk.offset}`);
       }
-      if (end < 0) end = pos + 2;
+      if (walk.end < 0) walk.end = pos + 2;
       pos = target;
       continue;
     }
     if (kind !== 0) throw new DnsFormatError(`unsupported label type 0x${kind.toString(16)} at byte offset ${pos}`);
     if (pos + 1 + len > n) throw new DnsFormatError(`label runs past the end of the data at byte offset ${pos}`);
+    return pos * 256 + len;
+  }
+}
+
+/**
+ * Reads a wire name at `offset` of `msg`, following compression pointers
+ * when `pointers` is true; `end` is the offset just after the name where it
+ * starts.
+ */
+export function readWireName(msg: Uint8Array, offset: number, pointers: boolean): WireName {
+  startWalk(offset);
+  let out = 0; // wire octets of the name so far, including length bytes
+  let tpos = 0;
+  for (let label = nextLabel(msg, offset, pointers); (label & 255) !== 0;) {
+    const len = label & 255;
+    const pos = (label - len) / 256;
     out += len + 1;
     if (out + 1 > NAME_OCTETS_MAX) throw new DnsFormatError(`name longer than 255 octets at byte offset ${offset}`);
     tpos = labelText(msg, pos + 1, len, tpos);
-    pos += len + 1;
+    label = nextLabel(msg, pos + 1 + len, pointers);
   }
-  return { name: tpos === 0 ? '.' : textBuf.toString('latin1', 0, tpos), end };
+  return { name: tpos === 0 ? '.' : textBuf.toString('latin1', 0, tpos), end: walk.end };
 }
 
 /**
@@ -354,39 +381,18 @@ export let copiedNameEnd = 0;
  * must have room for 255 octets at `outPos`.
  */
 export function copyWireName(msg: Uint8Array, offset: number, out: Uint8Array, outPos: number): number {
-  let pos = offset;
-  let end = -1;
-  let jumps = 0;
+  startWalk(offset);
   let o = outPos;
-  const n = msg.length;
-  for (;;) {
-    if (pos >= n) throw new DnsFormatError(`name runs past the end of the data at byte offset ${pos}`);
-    const len = msg[pos]!;
-    if (len === 0) {
-      if (end < 0) end = pos + 1;
-      out[o++] = 0;
-      break;
-    }
-    const kind = len & 0xc0;
-    if (kind === 0xc0) {
-      if (pos + 1 >= n) throw new DnsFormatError(`truncated compression pointer at byte offset ${pos}`);
-      const target = ((len & 0x3f) << 8) | msg[pos + 1]!;
-      if (target >= pos) throw new DnsFormatError(`compression pointer at byte offset ${pos} does not point backwards (to ${target})`);
-      if (++jumps > LIMITS.dnsNamePointerJumpsMax) {
-        throw new DnsFormatError(`too many compression pointers in name at byte offset ${offset}`);
-      }
-      if (end < 0) end = pos + 2;
-      pos = target;
-      continue;
-    }
-    if (kind !== 0) throw new DnsFormatError(`unsupported label type 0x${kind.toString(16)} at byte offset ${pos}`);
-    if (pos + 1 + len > n) throw new DnsFormatError(`label runs past the end of the data at byte offset ${pos}`);
+  for (let label = nextLabel(msg, offset, true); (label & 255) !== 0;) {
+    const len = label & 255;
+    const pos = (label - len) / 256;
     if (o - outPos + len + 2 > NAME_OCTETS_MAX) throw new DnsFormatError(`name longer than 255 octets at byte offset ${offset}`);
     out[o++] = len;
     for (let i = pos + 1, e = pos + 1 + len; i < e; i++) out[o++] = lowerByte(msg[i]!);
-    pos += len + 1;
+    label = nextLabel(msg, pos + 1 + len, true);
   }
-  copiedNameEnd = end;
+  out[o++] = 0;
+  copiedNameEnd = walk.end;
   return o;
 }
 
