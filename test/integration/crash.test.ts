@@ -22,12 +22,13 @@
 // is too small, rather than pass without having killed anything mid-run.
 
 import { spawn } from 'node:child_process';
-import { cpSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LIMITS } from '../../src/config/limits.js';
 import { Prng } from '../../src/demo/prng.js';
 import type { Manifest, ShardEntry } from '../../src/shard/manifest.js';
+import { writerOfShardFile } from '../../src/shard/shard-writer.js';
 import { BIN, addKey, get, removeDir, startServer, tempPaths, type Server } from '../helpers/rrscan.js';
 
 const temp = tempPaths();
@@ -437,4 +438,22 @@ describe('rrscan compact killed with SIGKILL', () => {
       await killedCompact(`compact --workers 2 run ${i + 1}/${PARALLEL_RUNS}`, 2, parallelFraction(prng, i), m);
     }
   }, 120_000);
+
+  it('killed between its swap and its cleanup: the next compact, with one shard and nothing to merge, deletes what it left', async () => {
+    // That window (deleting the merged inputs) lasts milliseconds, too few for
+    // a random kill to hit on every run, so the directory such a kill leaves
+    // is made from a clean compaction: its inputs put back, unlisted, and its
+    // writer lock, unlocked, as a dead writer leaves them.
+    const dir = copyOf(withC);
+    const inputs = parseManifest(readManifestText(dir)).shards.map((s) => s.file);
+    await clean(compactArgs(dir, 1));
+    const [merged] = parseManifest(readManifestText(dir)).shards;
+    for (const f of inputs) copyFileSync(path.join(withC, f), path.join(dir, f));
+    writeFileSync(path.join(dir, `.writer-${writerOfShardFile(merged!.file)!}.lock`), '');
+    expect(unlisted(dir)).toHaveLength(inputs.length + 1);
+    const r = await clean(compactArgs(dir, 1));
+    expect(r.stdout).toMatch(/^compact: 1 shard\(s\)/);
+    expect(unlisted(dir)).toEqual([]);
+    expect(await answersOf(dir)).toEqual(answersWithC);
+  });
 });
