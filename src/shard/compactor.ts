@@ -17,7 +17,7 @@ import { addSighting } from '../model/sighting.js';
 import { RrsetTable } from './rrset-table.js';
 import { runOnThreads, threadsFor } from '../lib/threads.js';
 import type { Observation } from '../model/observation.js';
-import { readManifest, updateManifest, type ShardEntry } from './manifest.js';
+import { readManifest, removeLeftovers, updateManifest, type ShardEntry } from './manifest.js';
 import { WriterLock } from './file-lock.js';
 import { ShardReader, type ShardHandle } from './shard-reader.js';
 import { blobRecord } from './blob.js';
@@ -71,6 +71,9 @@ export async function compact(dataDir: string, opts: CompactOptions = {}): Promi
   const perShard = opts.shardRrsetsMax ?? LIMITS.shardRrsetsMax;
   const inputs = readManifest(dataDir).shards;
   if (inputs.length <= 1) {
+    // No swap to clean up after a dead writer, so clean up here: this is the
+    // run that follows a compaction killed after its swap (removeLeftovers).
+    await removeLeftovers(dataDir);
     return { inputShards: inputs.length, outputShards: inputs.length, rrsetsIn: inputs[0]?.rrsets ?? 0,
       rrsetsOut: inputs[0]?.rrsets ?? 0, seconds: 0 };
   }

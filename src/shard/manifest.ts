@@ -9,7 +9,8 @@
 // no longer lists are deleted only after the swap; servers that still map
 // them keep reading the unlinked pages until they reload. What a writer that
 // died left behind (its written but unpublished shards, its temp files) is
-// deleted at the next swap: shard names carry their writer's id, and a dead
+// deleted at the next swap, or by a compaction with nothing to merge
+// (removeLeftovers): shard names carry their writer's id, and a dead
 // writer's lock is free.
 
 import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
@@ -118,15 +119,36 @@ export async function updateManifest(dataDir: string, change: (m: Manifest) => S
       return next;
     }
     const live = new Set(shards.map((s) => s.file));
-    const gone = [...before.shards.map((s) => s.file).filter((f) => !live.has(f)), ...orphans(dataDir, live)];
-    for (const file of gone) {
-      await fsp.rm(path.join(dataDir, file), { force: true }).catch((err: unknown) => {
-        process.emitWarning(`${dataDir}: could not delete ${file} (${(err as Error).message})`, { code: 'RRSCAN_SHARD_NOT_DELETED' });
-      });
-    }
+    await removeFiles(dataDir, [...before.shards.map((s) => s.file).filter((f) => !live.has(f)), ...orphans(dataDir, live)]);
     return next;
   } finally {
     release();
+  }
+}
+
+/**
+ * Deletes what dead writers left, as a swap does, without one: for a run
+ * that has nothing to publish. A compaction killed after its swap but before
+ * deleting the shards it merged leaves them all (the size of the whole data
+ * set) and its writer lock; the compaction run next finds one shard and
+ * nothing to merge, and would otherwise leave them until some later ingest.
+ */
+export async function removeLeftovers(dataDir: string): Promise<void> {
+  if (!existsSync(dataDir)) return;
+  const release = await acquireLock(dataDir);
+  try {
+    await removeFiles(dataDir, orphans(dataDir, new Set(readManifest(dataDir).shards.map((s) => s.file))));
+  } finally {
+    release();
+  }
+}
+
+/** Deletes files of `dataDir`; one that cannot be deleted is only disk space, and a warning. */
+async function removeFiles(dataDir: string, files: readonly string[]): Promise<void> {
+  for (const file of files) {
+    await fsp.rm(path.join(dataDir, file), { force: true }).catch((err: unknown) => {
+      process.emitWarning(`${dataDir}: could not delete ${file} (${(err as Error).message})`, { code: 'RRSCAN_SHARD_NOT_DELETED' });
+    });
   }
 }
 
