@@ -89,60 +89,71 @@ function sourceFor(format: SourceFormat, file: string, ctx: IngestContext, opts:
   }
 }
 
-export async function ingestFiles(files: readonly string[], opts: IngestOptions): Promise<IngestSummary> {
-  const started = performance.now();
-  const now = opts.now ?? Math.floor(Date.now() / 1000);
-  const label = `ingest ${files.map((f) => path.basename(f)).join(' ')}`.slice(0, 1000);
-  const writer = WriterLock.acquire(opts.dataDir);
-  const spiller = new ShardSpiller(opts.dataDir, label, now,
-    Math.min(opts.memoryRrsets ?? LIMITS.ingestRrsetsInMemoryMax, LIMITS.shardRrsetsMax), writer.id);
-  const sizes = await Promise.all(files.map(async (f) => (await stat(f)).size));
-  const totalBytes = sizes.reduce((a, b) => a + b, 0);
-  let doneBytes = 0;
-  let rejected = 0;
-  let shards: string[];
+/**
+ * One writing run: `fill` adds observations to a fresh ShardSpiller, and
+ * everything it wrote is published in one manifest swap, or deleted if
+ * anything failed; the run holds its WriterLock throughout.
+ */
+async function publishRun(dataDir: string, label: string, now: number, memoryRrsets: number,
+  fill: (spiller: ShardSpiller) => Promise<void>): Promise<{ spiller: ShardSpiller; shards: string[] }> {
+  const writer = WriterLock.acquire(dataDir);
+  const spiller = new ShardSpiller(dataDir, label, now, Math.min(memoryRrsets, LIMITS.shardRrsetsMax), writer.id);
   try {
-    for (let i = 0; i < files.length; i++) {
-      const file = files[i]!;
-      const format = opts.format === 'auto' ? await detectFormat(file) : opts.format;
-      const base = doneBytes;
-      const ctx: IngestContext = {
-        file,
-        reject(err: Error) {
-          rejected++;
-          if (rejected > opts.maxErrors) throw err;
-          opts.onReject?.(err);
-        },
-        progress(bytes: number) {
-          opts.onProgress?.(base + bytes, totalBytes);
-        },
-      };
-      const threads = threadsFor(opts.threads);
-      if (format === 'ndjson' && threads > 1 && sizes[i]! >= (opts.parallelBytesMin ?? LIMITS.ndjsonParallelBytesMin)) {
-        // The threads take the whole memory budget: write out what this one holds first.
-        await spiller.spill();
-        const p = await ingestNdjsonParallel(file, {
-          threads, dataDir: opts.dataDir, label, now, memoryRrsets: spiller.memoryRrsets, writer: spiller.writer,
-          maxErrors: opts.maxErrors - rejected,
-          onProgress: (bytes) => ctx.progress?.(bytes),
-          ...(opts.onReject ? { onReject: opts.onReject } : {}),
-          discard: (shards) => spiller.discard(shards),
-        });
-        spiller.adopt(p.written, p.records, p.observations);
-        rejected += p.rejected;
-      } else {
-        for await (const o of sourceFor(format, file, ctx, opts)) await spiller.add(o);
-      }
-      doneBytes += sizes[i]!;
-      opts.onProgress?.(doneBytes, totalBytes);
-    }
-    shards = await spiller.publish();
+    await fill(spiller);
+    return { spiller, shards: await spiller.publish() };
   } catch (err) {
     await spiller.abort();
     throw err;
   } finally {
     writer.release();
   }
+}
+
+export async function ingestFiles(files: readonly string[], opts: IngestOptions): Promise<IngestSummary> {
+  const started = performance.now();
+  const now = opts.now ?? Math.floor(Date.now() / 1000);
+  const label = `ingest ${files.map((f) => path.basename(f)).join(' ')}`.slice(0, 1000);
+  const sizes = await Promise.all(files.map(async (f) => (await stat(f)).size));
+  const totalBytes = sizes.reduce((a, b) => a + b, 0);
+  let doneBytes = 0;
+  let rejected = 0;
+  const { spiller, shards } = await publishRun(opts.dataDir, label, now, opts.memoryRrsets ?? LIMITS.ingestRrsetsInMemoryMax,
+    async (spiller) => {
+      for (let i = 0; i < files.length; i++) {
+        const file = files[i]!;
+        const format = opts.format === 'auto' ? await detectFormat(file) : opts.format;
+        const base = doneBytes;
+        const ctx: IngestContext = {
+          file,
+          reject(err: Error) {
+            rejected++;
+            if (rejected > opts.maxErrors) throw err;
+            opts.onReject?.(err);
+          },
+          progress(bytes: number) {
+            opts.onProgress?.(base + bytes, totalBytes);
+          },
+        };
+        const threads = threadsFor(opts.threads);
+        if (format === 'ndjson' && threads > 1 && sizes[i]! >= (opts.parallelBytesMin ?? LIMITS.ndjsonParallelBytesMin)) {
+          // The threads take the whole memory budget: write out what this one holds first.
+          await spiller.spill();
+          const p = await ingestNdjsonParallel(file, {
+            threads, dataDir: opts.dataDir, label, now, memoryRrsets: spiller.memoryRrsets, writer: spiller.writer,
+            maxErrors: opts.maxErrors - rejected,
+            onProgress: (bytes) => ctx.progress?.(bytes),
+            ...(opts.onReject ? { onReject: opts.onReject } : {}),
+            discard: (written) => spiller.discard(written),
+          });
+          spiller.adopt(p.written, p.records, p.observations);
+          rejected += p.rejected;
+        } else {
+          for await (const o of sourceFor(format, file, ctx, opts)) await spiller.add(o);
+        }
+        doneBytes += sizes[i]!;
+        opts.onProgress?.(doneBytes, totalBytes);
+      }
+    });
   return {
     files: files.length, records: spiller.records, observations: spiller.observations, rrsets: spiller.rrsets,
     rejected, shards, seconds: (performance.now() - started) / 1000,
@@ -153,23 +164,13 @@ export async function ingestFiles(files: readonly string[], opts: IngestOptions)
 export async function ingestObservations(source: Iterable<Observation>, dataDir: string, label: string,
   onProgress?: (observations: number) => void, now = Math.floor(Date.now() / 1000)): Promise<IngestSummary> {
   const started = performance.now();
-  const writer = WriterLock.acquire(dataDir);
-  const spiller = new ShardSpiller(dataDir, label, now, Math.min(LIMITS.ingestRrsetsInMemoryMax, LIMITS.shardRrsetsMax),
-    writer.id);
-  let shards: string[];
-  try {
+  const { spiller, shards } = await publishRun(dataDir, label, now, LIMITS.ingestRrsetsInMemoryMax, async (spiller) => {
     let n = 0;
     for (const o of source) {
       await spiller.add(o);
       if ((++n & 0xffff) === 0) onProgress?.(n);
     }
-    shards = await spiller.publish();
-  } catch (err) {
-    await spiller.abort();
-    throw err;
-  } finally {
-    writer.release();
-  }
+  });
   return { files: 0, records: spiller.records, observations: spiller.observations, rrsets: spiller.rrsets, rejected: 0,
     shards, seconds: (performance.now() - started) / 1000 };
 }
