@@ -50,6 +50,7 @@ interface ServeFlags {
   queueMax?: number;
   keepaliveMs?: number;
   scanTurnMs?: number;
+  searchTimeoutMs?: number;
 }
 
 async function serveUntilSignal(opts: ServeFlags, banner: (url: string) => void): Promise<void> {
@@ -61,6 +62,7 @@ async function serveUntilSignal(opts: ServeFlags, banner: (url: string) => void)
     ...(opts.queueMax !== undefined ? { queueMax: opts.queueMax } : {}),
     ...(opts.keepaliveMs !== undefined ? { keepAliveMs: opts.keepaliveMs } : {}),
     ...(opts.scanTurnMs !== undefined ? { scanTurnMs: opts.scanTurnMs } : {}),
+    ...(opts.searchTimeoutMs !== undefined ? { searchTimeoutMs: opts.searchTimeoutMs } : {}),
   });
   banner(server.url);
   const stop = () => {
@@ -133,6 +135,8 @@ export function buildProgram(): Command {
       integer('--keepalive-ms', LIMITS.keepAliveIntervalMsMin, LIMITS.keepAliveIntervalMsMax), LIMITS.keepAliveIntervalMs)
     .option('--scan-turn-ms <n>', 'a scan task holds its worker this long, then waiting tasks go first',
       integer('--scan-turn-ms', LIMITS.scanTurnMsMin, LIMITS.scanTurnMsMax), LIMITS.scanTurnMs)
+    .option('--search-timeout-ms <n>', 'a search running longer ends its stream with {"cond":"failed","msg":"Query timed out"}',
+      integer('--search-timeout-ms', LIMITS.searchTimeoutMsMin, LIMITS.searchTimeoutMsMax), LIMITS.searchTimeoutMs)
     .action(async (o: ServeFlags) => {
       if (Boolean(o.tlsCert) !== Boolean(o.tlsKey)) throw new InvalidArgumentError('--tls-cert and --tls-key go together');
       await serveUntilSignal(o, (url) => console.log(`rrscan serving ${o.data} at ${url}/pdns/v2/`));

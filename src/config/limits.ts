@@ -24,10 +24,14 @@ export const LIMITS = Object.freeze({
   // --- Scanning ---
   /** RE2 program memory; large counted repetitions fail to compile instead of eating RAM. */
   re2MaxMemBytes: 8 << 20,
-  /** A scan running longer than this ends with a `failed` terminator. */
-  scanTimeoutMs: 120_000,
-  /** A standard search (lookup, summarize) running longer than this ends with a `failed` terminator. */
-  lookupTimeoutMs: 60_000,
+  /**
+   * A search, flexible or standard, running longer than this ends with an
+   * in-stream `failed` ("Query timed out"); serve --search-timeout-ms.
+   */
+  searchTimeoutMs: 120_000,
+  /** A timeout below the keep-alive interval would end streams before a client could tell slow from dead. */
+  searchTimeoutMsMin: 10,
+  searchTimeoutMsMax: 3_600_000,
   /**
    * Results the merge visits (skipped by offset or written) before it gives
    * the front-end thread to other requests for a loop iteration. 512 lookup
@@ -292,8 +296,9 @@ export function checkLimits(): void {
   assert.ok(L.shardBytesMax < 2 ** 31, 'FlatBuffers offsets are signed 32-bit');
   assert.ok(L.shardBytesMax * L.shardBytesEstimateSlackRatio * L.shardBuilderHeadroomRatio < 2 ** 31,
     'the largest FlatBuffer builder the writer allocates must fit signed 32-bit offsets');
-  assert.ok(L.keepAliveIntervalMs < L.scanTimeoutMs, 'keep-alives must come before the scan timeout');
-  assert.ok(L.keepAliveIntervalMs < L.lookupTimeoutMs, 'keep-alives must come before the lookup timeout');
+  assert.ok(L.keepAliveIntervalMs < L.searchTimeoutMs, 'keep-alives must come before the search timeout');
+  assert.ok(L.searchTimeoutMsMin <= L.searchTimeoutMs && L.searchTimeoutMs <= L.searchTimeoutMsMax,
+    'the search timeout default must lie in its bounds');
   assert.ok(L.pageGroupsPerTurn >= 1 && L.lookupRowsPerTurn >= 1, 'a turn must make progress');
   assert.ok(L.batchItemsMax > 0 && L.poolQueueMax > 0, 'batches and queue must be positive');
   assert.ok(L.apiKeyCharsMin >= 16 && L.apiKeyCharsMin < L.apiKeyCharsMax, 'API key length bounds must be sane');
@@ -308,7 +313,7 @@ export function checkLimits(): void {
     'a TCP direction must start within its bound');
   assert.ok(L.dnstapFrameBytesMax <= L.sensorReadChunkBytes, 'a dnstap frame must fit one read chunk');
   assert.ok(L.keepAliveIntervalMsMin <= L.keepAliveIntervalMs && L.keepAliveIntervalMs <= L.keepAliveIntervalMsMax &&
-    L.keepAliveIntervalMsMax < L.scanTimeoutMs, 'the keep-alive default must lie in its bounds, below the scan timeout');
+    L.keepAliveIntervalMsMax < L.searchTimeoutMs, 'the keep-alive default must lie in its bounds, below the search timeout');
   assert.ok(L.poolQueueMax <= L.poolQueueMaxCeiling, 'the queue default must not exceed its ceiling');
   assert.ok(L.scanSliceMs > 0 && L.scanSliceMs * 10 <= 50 && L.scanCreditWaitMs > 0, 'a cancel must be seen well within 50 ms');
 }

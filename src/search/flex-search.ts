@@ -4,7 +4,6 @@
 // (one name in several shards) is one result whose rrtypes are the union of
 // theirs.
 
-import { LIMITS } from '../config/limits.js';
 import type { Effective } from '../query/params.js';
 import type { FlexPlan } from './backend.js';
 import { linesTo, paginate, type Combiner, type PageOutcome } from './paginator.js';
@@ -72,8 +71,8 @@ class UnionOfLines implements Combiner<FlexSource, string> {
   }
 }
 
-/** Runs a planned flexible search to its terminator. */
-export function runFlexSearch(plan: FlexPlan, eff: Effective, sink: ResultSink): Promise<PageOutcome> {
+/** Runs a planned flexible search to its terminator, or to a `failed` one after `deadlineMs`. */
+export function runFlexSearch(plan: FlexPlan, eff: Effective, deadlineMs: number, sink: ResultSink): Promise<PageOutcome> {
   // A bad pattern fails fast, with RE2's own words, before anything runs.
   if (plan.error !== undefined) {
     plan.cancel();
@@ -81,5 +80,5 @@ export function runFlexSearch(plan: FlexPlan, eff: Effective, sink: ResultSink):
     return Promise.resolve({ results: 0, terminator: 'failed', message: plan.error });
   }
   return paginate(plan, new UnionOfLines(), linesTo(sink),
-    { offset: eff.offset, limit: eff.limit, deadlineMs: LIMITS.scanTimeoutMs }, sink);
+    { offset: eff.offset, limit: eff.limit, deadlineMs }, sink);
 }

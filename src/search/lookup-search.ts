@@ -15,7 +15,6 @@
 // and sums their sightings into one object; `max_count` ends it early as
 // complete (`succeeded`), `limit` as `limited`.
 
-import { LIMITS } from '../config/limits.js';
 import { inFence, type TimeFence } from '../model/filters.js';
 import { addSighting, firstSeen, lastSeen, noSighting, type Sighting } from '../model/sighting.js';
 import type { LookupQuery } from '../query/lookup-query.js';
@@ -63,8 +62,8 @@ function summary(q: LookupQuery): Output<LookupResult> {
   };
 }
 
-/** Runs a planned lookup or summary to its terminator. */
-export function runLookup(plan: LookupPlan, q: LookupQuery, eff: Effective, sink: ResultSink): Promise<PageOutcome> {
+/** Runs a planned lookup or summary to its terminator, or to a `failed` one after `deadlineMs`. */
+export function runLookup(plan: LookupPlan, q: LookupQuery, eff: Effective, deadlineMs: number, sink: ResultSink): Promise<PageOutcome> {
   return paginate(plan, new SummedRows(eff.fence), q.summarize ? summary(q) : resultLines(sink, q.humantime),
-    { offset: eff.offset, limit: eff.limit, deadlineMs: LIMITS.lookupTimeoutMs }, sink);
+    { offset: eff.offset, limit: eff.limit, deadlineMs }, sink);
 }

@@ -37,6 +37,8 @@ export interface ServerOptions {
   keepAliveMs?: number;
   /** Wall time a scan task holds a worker before queued tasks get it (serve --scan-turn-ms). */
   scanTurnMs?: number;
+  /** Wall time a search may take, then it ends with an in-stream failed (default LIMITS.searchTimeoutMs). */
+  searchTimeoutMs?: number;
   /** Where keys and their usage live (default: the data directory's SQLite store). */
   keyStore?: KeyStoreConfig;
 }
@@ -82,7 +84,8 @@ class FrontEnd {
   closing = false;
   readonly streams = new OpenStreams();
 
-  constructor(private readonly backend: SearchBackend, private readonly gate: AccessGate, private readonly keepAliveMs: number) {}
+  constructor(private readonly backend: SearchBackend, private readonly gate: AccessGate, private readonly keepAliveMs: number,
+    private readonly searchTimeoutMs: number) {}
 
   async handle(x: Exchange): Promise<void> {
     const r = route(x.url);
@@ -98,7 +101,7 @@ class FrontEnd {
       case 'summarize': {
         if (!acceptsNdjson(x.accept)) throw errorOf('NOT_ACCEPTABLE');
         const now = Math.floor(Date.now() / 1000);
-        return this.search(x, parseSearch(r.kind, r.segments, x.query, x.url, now, this.backend));
+        return this.search(x, parseSearch(r.kind, r.segments, x.query, x.url, now, this.backend, this.searchTimeoutMs));
       }
     }
   }
@@ -222,7 +225,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const gate = AccessGate.open(opts.keyStore ?? sqliteKeyStoreConfig(opts.dataDir));
   const keepAliveMs = opts.keepAliveMs ?? LIMITS.keepAliveIntervalMs;
   log.info({ ...backend.describe(), keepAliveMs }, 'shards loaded');
-  const front = new FrontEnd(backend, gate, keepAliveMs);
+  const front = new FrontEnd(backend, gate, keepAliveMs, opts.searchTimeoutMs ?? LIMITS.searchTimeoutMs);
   const sock = await listen(createApp(opts, front), opts.host, opts.port);
   const port = uws.us_socket_local_port(sock);
   const hostForUrl = opts.host.includes(':') ? `[${opts.host}]` : opts.host;

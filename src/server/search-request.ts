@@ -30,7 +30,7 @@ export interface SearchRequest {
 
 /** Validates a search's path segments and query string (400s); `now` anchors relative times. */
 export function parseSearch(kind: 'flex' | 'lookup' | 'summarize', segments: readonly string[], query: string, path: string,
-  now: number, backend: SearchBackend): SearchRequest {
+  now: number, backend: SearchBackend, timeoutMs: number): SearchRequest {
   const params = parseQueryString(query);
   if (!params) throw new ApiError('UNPARSABLE_REQUEST');
   if (kind === 'flex') {
@@ -39,7 +39,7 @@ export function parseSearch(kind: 'flex' | 'lookup' | 'summarize', segments: rea
       endpoint: 'flex', params: q,
       plan: (eff) => {
         const plan = backend.planFlex(q, eff);
-        return { run: (sink) => runFlexSearch(plan, eff, sink), cancel: () => plan.cancel() };
+        return { run: (sink) => runFlexSearch(plan, eff, timeoutMs, sink), cancel: () => plan.cancel() };
       },
       logFields: {
         method: q.method, target: q.target, pattern: q.pattern, exclude: q.exclude, id: q.id, swclient: q.swclient, version: q.version,
@@ -51,7 +51,7 @@ export function parseSearch(kind: 'flex' | 'lookup' | 'summarize', segments: rea
     endpoint: q.summarize ? 'summarize' : 'lookup', params: q,
     plan: (eff) => {
       const plan = backend.planLookup(q, eff);
-      return { run: (sink) => runLookup(plan, q, eff, sink), cancel: () => plan.cancel() };
+      return { run: (sink) => runLookup(plan, q, eff, timeoutMs, sink), cancel: () => plan.cancel() };
     },
     logFields: { path, id: q.id, swclient: q.swclient, version: q.version },
   };

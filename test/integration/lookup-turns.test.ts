@@ -2,10 +2,12 @@
 // by rows written: a wildcard whose rows a fence drops, or an offset skips,
 // writes nothing for a long time, yet other requests are answered meanwhile
 // and its own stream is kept alive. (The old pump yielded only after rows it
-// wrote: such a lookup held the thread for its whole run.)
+// wrote: such a lookup held the thread for its whole run.) And every search
+// has a wall-time limit (serve --search-timeout-ms) that ends its stream with
+// an in-stream `failed`.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addKey, get, ingestNdjson, lines, removeDir, startServer, streamGet, tempDir, type Server } from '../helpers/rrscan.js';
+import { addKey, cli, get, ingestNdjson, lines, removeDir, startServer, streamGet, tempDir, type Server } from '../helpers/rrscan.js';
 
 const RRSETS = 200_000;
 const KEEPALIVE_MS = 10;
@@ -27,6 +29,41 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.close();
   removeDir(dir);
+});
+
+describe('serve --search-timeout-ms', () => {
+  let fast: Server;
+  beforeAll(async () => {
+    fast = await startServer(dir, ['--search-timeout-ms', '20']);
+  });
+  afterAll(async () => {
+    await fast?.close();
+  });
+
+  const timedOut = { cond: 'failed', msg: 'Query timed out' };
+  it('ends a lookup that runs longer with an in-stream failed, and goes on serving', async () => {
+    const r = await get(fast, '/pdns/v2/lookup/rrset/name/*.turns.example/A?time_first_after=4000000000', H);
+    expect(r.status).toBe(200);
+    const got = lines(r.body);
+    expect(got[0]).toEqual({ cond: 'begin' });
+    expect(got[got.length - 1]).toEqual(timedOut);
+    expect(got.slice(1, -1).every((l) => JSON.stringify(l) === '{}')).toBe(true);
+    expect((await get(fast, '/pdns/v2/lookup/rrset/name/h7.turns.example/A', H)).body).toContain('"rrname":"h7.turns.example."');
+  });
+
+  it('and a flexible search likewise', async () => {
+    // RE2 runs this on its NFA: far longer than 20 ms over 200,000 names, and it matches nothing.
+    const slow = encodeURIComponent('(?:[a-f][^.]{20}|[0-9][^.]{20})[^.]{10}_');
+    const got = lines((await get(fast, `/pdns/v2/regex/rrnames/${slow}`, H)).body);
+    expect(got[0]).toEqual({ cond: 'begin' });
+    expect(got[got.length - 1]).toEqual(timedOut);
+  });
+
+  it('refuses a value out of range before starting', () => {
+    const r = cli(['serve', '--data', dir, '--search-timeout-ms', '5']);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('--search-timeout-ms must be an integer from 10 to 3600000');
+  });
 });
 
 describe('a lookup that writes nothing for a long time', () => {
