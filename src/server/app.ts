@@ -13,6 +13,7 @@ import { LIMITS, checkLimits } from '../config/limits.js';
 import { API_ERRORS, ApiError, isApiError, STREAM_MESSAGES, type ApiErrorCode } from '../errors/catalogue.js';
 import { AccessGate, type Grant } from '../auth/access-gate.js';
 import { sqliteKeyStoreConfig, type KeyStoreConfig } from '../auth/stores/open-key-store.js';
+import { activeFaults } from '../lib/faults.js';
 import { applyKey } from '../query/params.js';
 import type { SearchBackend } from '../search/backend.js';
 import { LocalBackend } from '../search/local/local-backend.js';
@@ -206,6 +207,8 @@ async function listen(app: TemplatedApp, host: string, port: number): Promise<us
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   checkLimits();
+  const faults = activeFaults();
+  if (faults !== undefined) log.warn({ faults }, 'RRSCAN_FAULTS is set: failures will be injected on purpose (tests only)');
   const backend = new LocalBackend({
     dataDir: opts.dataDir,
     log: (msg, extra) => log.info(extra ?? {}, msg),

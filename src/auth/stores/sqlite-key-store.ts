@@ -25,6 +25,7 @@ import { closeSync, mkdirSync, openSync } from 'node:fs';
 import path from 'node:path';
 import { LIMITS } from '../../config/limits.js';
 import { LicenceError } from '../../errors/catalogue.js';
+import { failIf } from '../../lib/faults.js';
 import { sameKeyHash } from '../key-material.js';
 import { decideCharge, emptyUsage } from '../licence.js';
 import type { Licence, QuotaKind, Usage } from '../licence.js';
@@ -211,6 +212,7 @@ export class SqliteKeyStore implements KeyStore {
   }
 
   findLicence(keyHash: Buffer): Licence | undefined {
+    failIf('keystore-licence');
     const row = this.selectRow.get(keyHash);
     // The index found the row by hash; confirm in constant time rather than trust a byte-wise compare.
     return row !== undefined && sameKeyHash(row.key_hash, keyHash) ? licenceOf(row) : undefined;
@@ -269,6 +271,7 @@ export class SqliteKeyStore implements KeyStore {
   }
 
   chargeBatch(requests: readonly ChargeRequest[], now: number): ChargeOutcome[] {
+    failIf('keystore-charge');
     return this.chargeTxn.immediate(requests, now);
   }
 
