@@ -133,6 +133,7 @@ class FrontEnd {
     this.streams.add(w);
     try {
       const outcome = await run(w);
+      if (outcome.error !== undefined) log.error({ err: outcome.error }, 'search failed after begin');
       const query = grant.limits.private ? {} : req.logFields;
       this.logRequest(x, grant, { results: outcome.results, terminator: outcome.terminator, ...query });
     } finally {
