@@ -4,6 +4,8 @@
 //   (416) -> plan and reserve capacity (503) -> charge (503/429) -> stream
 // Nothing is charged for a request refused before the charge, and the
 // charge is the last refusal: once it passes, the answer is a 200 stream.
+// A stream that the server fails (STREAM_MESSAGES.INTERNAL) before it has
+// written any result has its charge handed back.
 //
 // Everything read from the uWS HttpRequest is read synchronously in the
 // handler (the request object dies when it returns), and onAborted is
@@ -134,11 +136,17 @@ class FrontEnd {
     try {
       const outcome = await run(w);
       if (outcome.error !== undefined) log.error({ err: outcome.error }, 'search failed after begin');
+      // The server failed this answer before it wrote any result: it costs the key nothing (README "Quotas when a search fails").
+      if (outcome.terminator === 'failed' && outcome.results === 0 && outcome.message === STREAM_MESSAGES.INTERNAL) this.refund(grant);
       const query = grant.limits.private ? {} : req.logFields;
       this.logRequest(x, grant, { results: outcome.results, terminator: outcome.terminator, ...query });
     } finally {
       this.streams.delete(w);
     }
+  }
+
+  private refund(grant: Grant): void {
+    this.gate.refund(grant).catch((err: unknown) => log.warn({ err }, 'quota refund failed; the request stays charged'));
   }
 
   private logRequest(x: Exchange, grant: Grant, extra: object): void {
