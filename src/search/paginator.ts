@@ -100,7 +100,7 @@ class Paginator<S extends SortedSource, R> {
       this.timer.unref();
       // A hang-up stops every source at once, not at its next item.
       this.sink.onAbort(() => this.finish('failed', GONE));
-      this.opened = open({ ready: () => this.pump(), fail: (message) => this.finish('failed', message) });
+      this.opened = open({ ready: () => this.pump(), fail: (message, error) => this.fail(message, error) });
       if (this.finished) this.opened.close();
       else this.pump();
     });
@@ -121,6 +121,12 @@ class Paginator<S extends SortedSource, R> {
       ...(this.error !== undefined ? { error: this.error } : {}) });
   }
 
+  private fail(message: string, error: unknown): void {
+    if (this.finished) return;
+    this.error = error;
+    this.finish('failed', message);
+  }
+
   private pump(): void {
     if (this.pumping) {
       this.again = true;
@@ -137,8 +143,7 @@ class Paginator<S extends SortedSource, R> {
       // timers, promise callbacks and worker messages, where a throw would
       // take the whole server down and leave every open stream without its
       // terminator: this answer alone ends, `failed`.
-      this.error = err;
-      this.finish('failed', STREAM_MESSAGES.INTERNAL);
+      this.fail(STREAM_MESSAGES.INTERNAL, err);
     } finally {
       this.pumping = false;
     }

@@ -189,6 +189,17 @@ describe('paginator', () => {
     }
   });
 
+  it('hands the error of a failing source to the outcome for the log, and keeps it from the client', async () => {
+    const f = setup({ a: ['a', 'wait', 'b'] });
+    const sink = new FakeSink();
+    const done = paginate(f.open, new Names(), linesTo(sink), page(), sink);
+    await new Promise((r) => setTimeout(r, 5));
+    const crash = { code: 'WORKER_FAILED', message: 'worker exited with code: 1' };
+    f.events().fail('Internal error', crash);
+    expect(await done).toEqual({ results: 1, terminator: 'failed', message: 'Internal error', error: crash });
+    expect(sink.ended).toEqual(['failed', 'Internal error']);
+  });
+
   it('a hang-up ends the search at once, writing nothing more', async () => {
     const f = setup({ a: ['a', 'wait', 'b'] });
     const sink = new FakeSink();
