@@ -137,7 +137,9 @@ class FrontEnd {
       const outcome = await run(w);
       if (outcome.error !== undefined) log.error({ err: outcome.error }, 'search failed after begin');
       // The server failed this answer before it wrote any result: it costs the key nothing (README "Quotas when a search fails").
-      if (outcome.terminator === 'failed' && outcome.results === 0 && outcome.message === STREAM_MESSAGES.INTERNAL) this.refund(grant);
+      // A summary counts results but writes its one line only when it succeeds, so a failed one has delivered nothing.
+      const delivered = req.endpoint !== 'summarize' && outcome.results > 0;
+      if (outcome.terminator === 'failed' && outcome.message === STREAM_MESSAGES.INTERNAL && !delivered) this.refund(grant);
       const query = grant.limits.private ? {} : req.logFields;
       this.logRequest(x, grant, { results: outcome.results, terminator: outcome.terminator, ...query });
     } finally {

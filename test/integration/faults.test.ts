@@ -277,6 +277,25 @@ describe('a shard read that fails mid-query', () => {
   });
 });
 
+describe('a shard read that fails mid-summary', () => {
+  it('ends with one failed and no summary line, and costs nothing: a summary delivers its one line only on success', async () => {
+    const server = await startServer(dir, ONE_WORKER, { RRSCAN_FAULTS: 'shard-read:after=600:times=1' });
+    try {
+      const key = blockKey();
+      const before = await remaining(server, key);
+      const r = await get(server, `/pdns/v2/summarize/rrset/name/*.${SUFFIX}`, key);
+      expect(failedStream(r)).toEqual([]);
+      expect(await remaining(server, key)).toBe(before);
+      const again = solid((await get(server, `/pdns/v2/summarize/rrset/name/*.${SUFFIX}`, key)).body);
+      expect(again.map((l) => ('obj' in l ? (l['obj'] as { num_results: number }).num_results : l['cond'])))
+        .toEqual(['begin', all.length, 'succeeded']);
+      expect(await remaining(server, key)).toBe(before - 1);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('a shard read that fails before any result', () => {
   let server: Server;
 
