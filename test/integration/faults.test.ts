@@ -6,7 +6,10 @@
 //     {"cond":"failed","msg":"Internal error"} (STREAM_MESSAGES.INTERNAL),
 //     after a correct prefix of the answer;
 //   - a failure before any byte of the response is the spec's 500 page
-//     (status 500, text/html; charset=utf-8, the catalogue body);
+//     (status 500, text/html; charset=utf-8, the catalogue body). Only the
+//     key store fails there (keystore-licence, keystore-charge): scans and
+//     shard reads run after the 200, and a shard that fails to open stops
+//     the server at start-up or is skipped at a reload;
 //   - the server keeps serving: ping, a lookup and a flex search right
 //     after, and after a scan worker's thread died (Piscina replaces it);
 //   - quota: a request that failed before any result was written costs the
