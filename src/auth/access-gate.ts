@@ -36,6 +36,9 @@
 //      at most once, by the gate that made it, for its own endpoint;
 //      anything else is a bug and rejects with a plain Error.
 //   4. The caller releases the Grant when the request ends (idempotent).
+//   5. refund(grant) hands the charge back, once, when the server failed
+//      the request before it wrote any result (README "Quotas when a search
+//      fails"); the request then costs the key nothing.
 // 'rate_limit' is never charged, counted or capped: its charge resolves at
 // once with no headers and no slot. rateLimit() answers the body of GET
 // rate_limit after the 403 and 401 NOT_AUTHORISED checks of step 1.
@@ -63,7 +66,7 @@ import type { Awaitable, ChargeOutcome, KeyStore } from './key-store.js';
 import { isExpired, isMetered, resolveFence } from './licence.js';
 import type { Licence } from './licence.js';
 import { InProcessLimiter } from './limiters/in-process-limiter.js';
-import { QuotaLedger } from './quota-ledger.js';
+import { QuotaLedger, type ChargeStamp } from './quota-ledger.js';
 import { quotaHeaders, rateLimitBody } from './rate-limit-body.js';
 import { openKeyStore } from './stores/open-key-store.js';
 import type { KeyStoreConfig } from './stores/open-key-store.js';
@@ -139,7 +142,7 @@ export interface Admission {
  * Admission, then, once charge() resolves, the same object as its Grant, so
  * the hot path allocates one object per request.
  */
-class Pass implements Admission, Grant {
+class Pass implements Admission, Grant, ChargeStamp {
   readonly gate: AccessGate;
   readonly key: KnownKey;
   readonly endpoint: Endpoint;
@@ -150,6 +153,8 @@ class Pass implements Admission, Grant {
   lease: Lease | undefined = undefined;
   /** Set when charge() starts: an admission is charged at most once. */
   charged = false;
+  /** When the store admitted its metered charge, until refund() hands it back; undefined when nothing was charged. */
+  chargedAt: number | undefined = undefined;
 
   constructor(gate: AccessGate, key: KnownKey, endpoint: Endpoint, limits: KeyLimits, now: number) {
     this.gate = gate;
@@ -233,12 +238,13 @@ export class AccessGate {
     }
     let outcome: ChargeOutcome;
     try {
-      outcome = await this.ledger.charge(licence, endpoint);
+      outcome = await this.ledger.charge(licence, endpoint, pass);
     } catch (err) {
       pass.release();
       throw err;
     }
     if (!outcome.ok) {
+      pass.chargedAt = undefined;
       pass.release();
       // The transaction saw a revoked key: stop serving it from the cache too.
       if (outcome.code === 'BAD_API_KEY') this.known.delete(key.hex);
@@ -246,6 +252,20 @@ export class AccessGate {
     }
     pass.headers = quotaHeaders(licence, outcome.periodUsed, pass.now);
     return pass;
+  }
+
+  /**
+   * Step 5 of the module comment: hands a grant's charge back to its key.
+   * Nothing to do for a grant that charged nothing (unmetered keys,
+   * rate_limit) or was refunded already. Rejects, leaving the request
+   * charged, when the store cannot record it.
+   */
+  refund(grant: Grant): Promise<void> {
+    if (!(grant instanceof Pass) || grant.gate !== this) return Promise.reject(new Error('refund(): the grant was not made by this gate'));
+    const at = grant.chargedAt;
+    if (at === undefined || grant.endpoint === 'rate_limit') return Promise.resolve();
+    grant.chargedAt = undefined;
+    return this.ledger.refund(grant.key.licence, grant.endpoint, at);
   }
 
   /** Body of GET rate_limit ({"rate":{...}}, rate-limit-body.ts); refuses with 403, or 401 for a key without v2. */

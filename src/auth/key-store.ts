@@ -65,6 +65,13 @@ export interface KeyStore {
    */
   chargeBatch(requests: readonly ChargeRequest[], now: number): Awaitable<ChargeOutcome[]>;
   /**
+   * Hands back one charge that chargeBatch admitted at `chargedAt` (the
+   * `now` it was given), with undoCharge, atomically: the server failed the
+   * request before it wrote any result. A key the store does not know is
+   * skipped.
+   */
+  refundCharge(licence: Licence, endpoint: ChargedEndpoint, chargedAt: number): Awaitable<void>;
+  /**
    * Adds usage that nothing enforces (unlimited keys), batched by the caller
    * (key hash hex -> count): total_used grows, last_used never moves back,
    * the period counters stay as they are; unknown keys are skipped.

@@ -164,6 +164,22 @@ export function decideCharge(licence: Licence, usage: Usage, endpoint: ChargedEn
   return undefined;
 }
 
+/**
+ * Hands back one charge that decideCharge made at `chargedAt` (the `now` of
+ * its transaction), mutating `usage` as decideCharge does: for a request the
+ * server failed before it wrote any result. Only what the charge still
+ * counts comes back: its period's count while that period lasts, its burst
+ * entry while the window holds it, and total_used; last_used stays.
+ */
+export function undoCharge(licence: Licence, usage: Usage, endpoint: ChargedEndpoint, chargedAt: number): void {
+  if (periodStartOf(licence.quotaKind, chargedAt) === usage.periodStart && usage.periodUsed > 0) usage.periodUsed--;
+  if (usage.totalUsed > 0) usage.totalUsed--;
+  if (licence.burstSize !== undefined && endpoint !== 'flex') {
+    const at = usage.burstLog.lastIndexOf(chargedAt);
+    if (at >= 0) usage.burstLog.splice(at, 1);
+  }
+}
+
 function positiveInt(option: string, value: number | undefined, max: number = Number.MAX_SAFE_INTEGER): number | undefined {
   if (value === undefined) return undefined;
   if (!Number.isSafeInteger(value) || value <= 0) throw new LicenceError(option, `must be a positive integer, got ${String(value)}`);

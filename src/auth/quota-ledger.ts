@@ -18,20 +18,29 @@
 // LIMITS.usageFlushIntervalMs and on close(), for `keys show`. A crash loses
 // at most that interval of these statistics, which nothing depends on.
 //
-// Contract: charge() resolves with the store's outcome once committed;
+// Contract: charge() resolves with the store's outcome once committed, having
+// written the time the store decided it at into the caller's ChargeStamp;
 // rejects with ApiError OVERLOADED (503) when too many charges are waiting,
 // another process held the store's write lock past its busy timeout, or the
 // store's disk is full (SQLITE_FULL), and with the store's own error
-// otherwise (a bug: the server answers 500).
+// otherwise (a bug: the server answers 500). refund() hands one charge back
+// at once, unbatched: refunds are rare (a request the server failed before
+// it wrote any result) and nothing waits for them.
 
 import { LIMITS } from '../config/limits.js';
 import { ApiError } from '../errors/catalogue.js';
 import type { ChargeOutcome, ChargeRequest, KeyStore } from './key-store.js';
 import type { ChargedEndpoint, Licence } from './licence.js';
 
+/** Where charge() records when its request was decided, which refund() needs to find what to hand back. */
+export interface ChargeStamp {
+  chargedAt: number | undefined;
+}
+
 interface Settle {
   resolve(outcome: ChargeOutcome): void;
   reject(err: unknown): void;
+  stamp: ChargeStamp;
 }
 
 function storeFailure(err: unknown): unknown {
@@ -61,17 +70,27 @@ export class QuotaLedger {
   }
 
   /** Queues one charge for this turn's transaction; resolves after the commit. */
-  charge(licence: Licence, endpoint: ChargedEndpoint): Promise<ChargeOutcome> {
+  charge(licence: Licence, endpoint: ChargedEndpoint, stamp: ChargeStamp): Promise<ChargeOutcome> {
     if (this.closed) return Promise.reject(new ApiError('OVERLOADED', 'shutting down'));
     if (this.requests.length >= LIMITS.chargesPendingMax) return Promise.reject(new ApiError('OVERLOADED', 'charge queue full'));
     return new Promise<ChargeOutcome>((resolve, reject) => {
       this.requests.push({ licence, endpoint });
-      this.settles.push({ resolve, reject });
+      this.settles.push({ resolve, reject, stamp });
       if (!this.flushScheduled) {
         this.flushScheduled = true;
         setImmediate(this.flushCharges);
       }
     });
+  }
+
+  /** Hands back one charge the store admitted at `chargedAt`; rejects as a failed charge() does. */
+  refund(licence: Licence, endpoint: ChargedEndpoint, chargedAt: number): Promise<void> {
+    try {
+      const done = this.store.refundCharge(licence, endpoint, chargedAt);
+      return done instanceof Promise ? done.catch((err: unknown) => Promise.reject(storeFailure(err))) : Promise.resolve();
+    } catch (err) {
+      return Promise.reject(storeFailure(err));
+    }
   }
 
   /** Counts a request that nothing enforces (key hash as hex). */
@@ -109,16 +128,17 @@ export class QuotaLedger {
       setImmediate(this.flushCharges);
     }
     let outcomes: ChargeOutcome[] | Promise<ChargeOutcome[]>;
+    const now = this.now();
     try {
-      outcomes = this.store.chargeBatch(batch, this.now());
+      outcomes = this.store.chargeBatch(batch, now);
     } catch (err) {
       rejectAll(settles, storeFailure(err));
       return;
     }
     if (outcomes instanceof Promise) {
-      outcomes.then((o) => resolveAll(settles, o), (err: unknown) => rejectAll(settles, storeFailure(err)));
+      outcomes.then((o) => resolveAll(settles, o, now), (err: unknown) => rejectAll(settles, storeFailure(err)));
     } else {
-      resolveAll(settles, outcomes);
+      resolveAll(settles, outcomes, now);
     }
   };
 
@@ -143,8 +163,12 @@ export class QuotaLedger {
   };
 }
 
-function resolveAll(settles: readonly Settle[], outcomes: readonly ChargeOutcome[]): void {
-  for (let i = 0; i < settles.length; i++) settles[i]!.resolve(outcomes[i]!);
+function resolveAll(settles: readonly Settle[], outcomes: readonly ChargeOutcome[], now: number): void {
+  for (let i = 0; i < settles.length; i++) {
+    const s = settles[i]!;
+    s.stamp.chargedAt = now;
+    s.resolve(outcomes[i]!);
+  }
 }
 
 function rejectAll(settles: readonly Settle[], err: unknown): void {

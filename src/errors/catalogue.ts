@@ -166,3 +166,16 @@ export class LicenceError extends Error {
     this.option = option;
   }
 }
+
+/**
+ * A failure that RRSCAN_FAULTS asked for (src/lib/faults.ts; tests only).
+ * Nothing handles it by name: it travels the path a real failure at its
+ * place would take. Carries `code` so it survives structured cloning.
+ */
+export class InjectedFaultError extends Error {
+  readonly code = 'INJECTED_FAULT';
+  constructor(fault: string, subject?: string) {
+    super(`injected fault: ${fault}${subject !== undefined ? ` (${subject})` : ''}`);
+    this.name = 'InjectedFaultError';
+  }
+}

@@ -9,7 +9,9 @@
 //              nothing was written), or the output says it is complete
 //              (summarize's max_count);
 //   limited    a result existed beyond `limit`;
-//   failed     a source failed, the deadline passed, or the sink was aborted.
+//   failed     a source failed, the deadline passed, the sink was aborted, or
+//              a source or the output threw (STREAM_MESSAGES.INTERNAL; the
+//              outcome carries the error for the caller's log).
 // Offsets are stable: the order is the keys' order, the same on every call
 // while the data is unchanged.
 //
@@ -54,6 +56,8 @@ export interface PageOutcome {
   results: number;
   terminator: Terminator;
   message?: string;
+  /** What a source or the output threw, when that ended the answer. */
+  error?: unknown;
 }
 
 /** What can be paginated: sources to open, or, when the answer ends before they are opened, to give up. */
@@ -91,6 +95,7 @@ class Paginator<S extends SortedSource, R> {
   private again = false;
   private skipped = 0;
   private written = 0;
+  private error: unknown;
   private readonly group: S[] = [];
 
   constructor(private readonly combiner: Combiner<S, R>, private readonly output: Output<R>, private readonly page: Page,
@@ -107,7 +112,7 @@ class Paginator<S extends SortedSource, R> {
       this.timer.unref();
       // A hang-up stops every source at once, not at its next item.
       this.sink.onAbort(() => this.finish('failed', GONE));
-      this.opened = open({ ready: () => this.pump(), fail: (message) => this.finish('failed', message) });
+      this.opened = open({ ready: () => this.pump(), fail: (message, error) => this.fail(message, error) });
       if (this.finished) this.opened.close();
       else this.pump();
     });
@@ -124,7 +129,14 @@ class Paginator<S extends SortedSource, R> {
       if (terminator === 'succeeded' && this.written === 0 && closing === undefined) message = STREAM_MESSAGES.NO_RESULTS;
       this.sink.end(terminator, terminator === 'limited' ? STREAM_MESSAGES.LIMITED : message);
     }
-    this.resolve({ results: this.written, terminator, ...(message !== undefined ? { message } : {}) });
+    this.resolve({ results: this.written, terminator, ...(message !== undefined ? { message } : {}),
+      ...(this.error !== undefined ? { error: this.error } : {}) });
+  }
+
+  private fail(message: string, error: unknown): void {
+    if (this.finished) return;
+    this.error = error;
+    this.finish('failed', message);
   }
 
   private pump(): void {
@@ -138,6 +150,12 @@ class Paginator<S extends SortedSource, R> {
         this.again = false;
         this.step();
       } while (this.again && !this.finished);
+    } catch (err) {
+      // A source that cannot read its shard, or a bug. pump() runs from
+      // timers, promise callbacks and worker messages, where a throw would
+      // take the whole server down and leave every open stream without its
+      // terminator: this answer alone ends, `failed`.
+      this.fail(STREAM_MESSAGES.INTERNAL, err);
     } finally {
       this.pumping = false;
     }

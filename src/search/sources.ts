@@ -30,8 +30,12 @@ export interface SortedSource {
 export interface SourceEvents {
   /** A source that answered WAIT has an item now (or has ended). */
   ready(): void;
-  /** A source cannot go on; the search ends with an in-stream `failed` carrying `message`. */
-  fail(message: string): void;
+  /**
+   * A source cannot go on; the search ends with an in-stream `failed`
+   * carrying `message`. `error`, when the server is at fault, is for the log
+   * (PageOutcome.error), never for the client.
+   */
+  fail(message: string, error?: unknown): void;
 }
 
 /** The sources of one search, and how to stop them all (a hang-up, a limit reached, a failure). */

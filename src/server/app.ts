@@ -4,6 +4,8 @@
 //   (416) -> plan and reserve capacity (503) -> charge (503/429) -> stream
 // Nothing is charged for a request refused before the charge, and the
 // charge is the last refusal: once it passes, the answer is a 200 stream.
+// A stream that the server fails (STREAM_MESSAGES.INTERNAL) before it has
+// written any result has its charge handed back.
 //
 // Everything read from the uWS HttpRequest is read synchronously in the
 // handler (the request object dies when it returns), and onAborted is
@@ -13,6 +15,7 @@ import { LIMITS, checkLimits } from '../config/limits.js';
 import { API_ERRORS, ApiError, isApiError, STREAM_MESSAGES, type ApiErrorCode } from '../errors/catalogue.js';
 import { AccessGate, type Grant } from '../auth/access-gate.js';
 import { sqliteKeyStoreConfig, type KeyStoreConfig } from '../auth/stores/open-key-store.js';
+import { activeFaults } from '../lib/faults.js';
 import { applyKey } from '../query/params.js';
 import type { SearchBackend } from '../search/backend.js';
 import { LocalBackend } from '../search/local/local-backend.js';
@@ -141,11 +144,20 @@ class FrontEnd {
     this.streams.add(w);
     try {
       const outcome = await planned.run(w);
+      if (outcome.error !== undefined) log.error({ err: outcome.error }, 'search failed after begin');
+      // The server failed this answer before it wrote any result: it costs the key nothing (README "Quotas when a search fails").
+      // A summary counts results but writes its one line only when it succeeds, so a failed one has delivered nothing.
+      const delivered = req.endpoint !== 'summarize' && outcome.results > 0;
+      if (outcome.terminator === 'failed' && outcome.message === STREAM_MESSAGES.INTERNAL && !delivered) this.refund(grant);
       const query = grant.limits.private ? {} : req.logFields;
       this.logRequest(x, grant, { results: outcome.results, terminator: outcome.terminator, ...query });
     } finally {
       this.streams.delete(w);
     }
+  }
+
+  private refund(grant: Grant): void {
+    this.gate.refund(grant).catch((err: unknown) => log.warn({ err }, 'quota refund failed; the request stays charged'));
   }
 
   private logRequest(x: Exchange, grant: Grant, extra: object): void {
@@ -215,6 +227,8 @@ async function listen(app: TemplatedApp, host: string, port: number): Promise<us
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   checkLimits();
+  const faults = activeFaults();
+  if (faults !== undefined) log.warn({ faults }, 'RRSCAN_FAULTS is set: failures will be injected on purpose (tests only)');
   const backend = new LocalBackend({
     dataDir: opts.dataDir,
     log: (msg, extra) => log.info(extra ?? {}, msg),

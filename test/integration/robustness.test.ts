@@ -19,8 +19,8 @@
 //
 // Not tested here: a worker that crashes. No input reaches a crash: the scan
 // worker catches every error and reports it as a `failed` terminator, its
-// buffers are bounded, and RE2 bounds its own memory. Making a worker die
-// would need an injected fault, which the product does not have.
+// buffers are bounded, and RE2 bounds its own memory. faults.test.ts makes
+// workers throw and die on purpose (RRSCAN_FAULTS) and tests what follows.
 
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -25,9 +25,10 @@ import { closeSync, mkdirSync, openSync } from 'node:fs';
 import path from 'node:path';
 import { LIMITS } from '../../config/limits.js';
 import { LicenceError } from '../../errors/catalogue.js';
+import { failIf } from '../../lib/faults.js';
 import { sameKeyHash } from '../key-material.js';
-import { decideCharge, emptyUsage } from '../licence.js';
-import type { Licence, QuotaKind, Usage } from '../licence.js';
+import { decideCharge, emptyUsage, undoCharge } from '../licence.js';
+import type { ChargedEndpoint, Licence, QuotaKind, Usage } from '../licence.js';
 import type { ChargeOutcome, ChargeRequest, KeyRecord, KeyStore } from '../key-store.js';
 
 const SCHEMA_VERSION = '1';
@@ -165,6 +166,7 @@ export class SqliteKeyStore implements KeyStore {
   private readonly addUsage: Database.Statement<unknown[]>;
   private readonly chargeTxn: Database.Transaction<(requests: readonly ChargeRequest[], now: number) => ChargeOutcome[]>;
   private readonly usageTxn: Database.Transaction<(counts: ReadonlyMap<string, number>, now: number) => void>;
+  private readonly refundTxn: Database.Transaction<(licence: Licence, endpoint: ChargedEndpoint, chargedAt: number) => void>;
 
   private constructor(db: Database.Database) {
     this.db = db;
@@ -182,6 +184,13 @@ export class SqliteKeyStore implements KeyStore {
     this.usageTxn = db.transaction((counts: ReadonlyMap<string, number>, now: number) => {
       const last = Math.floor(now);
       for (const [hex, count] of counts) this.addUsage.run(count, last, Buffer.from(hex, 'hex'));
+    });
+    this.refundTxn = db.transaction((licence: Licence, endpoint: ChargedEndpoint, chargedAt: number) => {
+      const entry = this.loadCounters(licence);
+      if (!entry.known) return;
+      const u = entry.usage;
+      undoCharge(entry.licence, u, endpoint, chargedAt);
+      this.updateUsage.run(u.periodStart, u.periodUsed, u.totalUsed, nul(u.lastUsed), encodeBurstLog(u.burstLog), licence.keyHash);
     });
   }
 
@@ -211,6 +220,7 @@ export class SqliteKeyStore implements KeyStore {
   }
 
   findLicence(keyHash: Buffer): Licence | undefined {
+    failIf('keystore-licence');
     const row = this.selectRow.get(keyHash);
     // The index found the row by hash; confirm in constant time rather than trust a byte-wise compare.
     return row !== undefined && sameKeyHash(row.key_hash, keyHash) ? licenceOf(row) : undefined;
@@ -269,7 +279,12 @@ export class SqliteKeyStore implements KeyStore {
   }
 
   chargeBatch(requests: readonly ChargeRequest[], now: number): ChargeOutcome[] {
+    failIf('keystore-charge');
     return this.chargeTxn.immediate(requests, now);
+  }
+
+  refundCharge(licence: Licence, endpoint: ChargedEndpoint, chargedAt: number): void {
+    this.refundTxn.immediate(licence, endpoint, chargedAt);
   }
 
   addUnmeteredUsage(counts: ReadonlyMap<string, number>, now: number): void {

@@ -12,6 +12,7 @@
 import { BroadcastChannel } from 'node:worker_threads';
 import type RE2 from 're2';
 import { LIMITS } from '../../config/limits.js';
+import { failIf, fault } from '../../lib/faults.js';
 import { inFence, isFenced, keepType } from '../../model/filters.js';
 import { compilePattern } from '../../query/pattern.js';
 import { blobRecord, blobLength } from '../../shard/blob.js';
@@ -50,6 +51,7 @@ export class WorkerCache {
   }
 
   shard(h: ShardHandle): ShardReader {
+    failIf('shard-read', h.name);
     let s = this.shards.get(h.name);
     if (!s) {
       if (this.shards.size >= LIMITS.workerShardsCachedMax) this.shards.delete(this.shards.keys().next().value!);
@@ -161,6 +163,9 @@ export class FlexScan {
       Atomics.wait(ctl, CONTROL_CREDITS, credits, left);
     }
     if (this.cancelled()) return;
+    // RRSCAN_FAULTS (tests only): at a batch, the thread dies or the scan throws.
+    if (fault('scan-exit', this.task.pattern)) process.exit(1);
+    failIf('scan-throw', this.task.pattern);
     Atomics.sub(ctl, CONTROL_CREDITS, 1);
     this.post({ type: 'batch', batch: this.batch.take() });
     this.lastFlush = performance.now();

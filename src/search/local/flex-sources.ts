@@ -78,7 +78,9 @@ class Part {
         this.finished = true;
       }
     } else {
-      this.t.events.fail(m.code === 'BAD_PATTERN' ? m.message : STREAM_MESSAGES.INTERNAL);
+      // A worker's own failure (it threw, its thread died) reaches the server's log through the outcome.
+      if (m.code === 'BAD_PATTERN') this.t.events.fail(m.message);
+      else this.t.events.fail(STREAM_MESSAGES.INTERNAL, m);
       return;
     }
     this.t.events.ready();

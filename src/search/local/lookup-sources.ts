@@ -17,6 +17,7 @@
 // sequence appended, so equal keys stay apart and ordered by shard.
 
 import { LIMITS } from '../../config/limits.js';
+import { failIf } from '../../lib/faults.js';
 import { nextTurn } from '../../lib/turns.js';
 import { keepType } from '../../model/filters.js';
 import { addSighting, noSighting, type Sighting } from '../../model/sighting.js';
@@ -110,6 +111,7 @@ class ShardLookupSource implements LookupSource {
   /** The next row, or undefined at the end or when this turn's reads are used up (then WAIT until the next turn). */
   private read(): Hit | undefined {
     for (let n = 0; n < LIMITS.lookupRowsPerTurn; n++) {
+      failIf('shard-read', this.s.name);
       const r = this.rows.next();
       if (r.done) {
         this.ended = true;

@@ -302,6 +302,24 @@ describe('AccessGate: charging', () => {
     gates.pop();
     expect(usageOf(k)).toMatchObject({ periodUsed: 0, totalUsed: 8, lastUsed: Math.floor(clock) });
   });
+
+  it('refund() hands a grant\'s charge back once, burst entry included; nothing for unmetered grants or another gate\'s', async () => {
+    const k = await key({ quota: { kind: 'block', limit: 2 }, burst: { size: 1, windowSec: 60 } });
+    const u = await key({ quota: { kind: 'unlimited' } });
+    const g = gate();
+    const grant = await admit(g, k, IP, 'lookup');
+    expect(usageOf(k)).toMatchObject({ periodUsed: 1, totalUsed: 1, burstLog: [clock] });
+    await g.refund(grant);
+    await g.refund(grant);
+    expect(usageOf(k)).toMatchObject({ periodUsed: 0, totalUsed: 0, burstLog: [] });
+    // The burst entry went too: a second lookup inside the window is admitted.
+    await admit(g, k, IP, 'lookup');
+    expect(usageOf(k)).toMatchObject({ periodUsed: 1, totalUsed: 1 });
+    await g.refund(await admit(g, u, IP, 'flex'));
+    await g.refund(await admit(g, k, IP, 'rate_limit'));
+    expect(usageOf(k)).toMatchObject({ periodUsed: 1, totalUsed: 1 });
+    await expect(gate().refund(grant)).rejects.toThrow('refund(): the grant was not made by this gate');
+  });
 });
 
 describe('AccessGate: limits handed to search', () => {

@@ -11,7 +11,7 @@ import ts from 'typescript';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
-const SOURCES = ['src/auth', 'src/errors/catalogue.ts', 'src/config/limits.ts'];
+const SOURCES = ['src/auth', 'src/errors/catalogue.ts', 'src/config/limits.ts', 'src/lib/faults.ts'];
 
 /** The .ts files of a file or directory, subdirectories (src/auth/stores/) included. */
 function tsFiles(rel: string): string[] {

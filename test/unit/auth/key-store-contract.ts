@@ -339,6 +339,37 @@ export function describeKeyStoreContract(name: string, open: () => Awaitable<Key
       });
     });
 
+    describe('refundCharge', () => {
+      it('hands back one charge: its period\'s count, total_used and its burst entry; last_used stays', async () => {
+        const store = await fresh();
+        const l = await added(store, { quota: { kind: 'daily', limit: 2 }, burst: { size: 2, windowSec: 60 } });
+        expect(await charge(store, l, T + 10, 'lookup', 'lookup')).toEqual([OK(1), OK(2)]);
+        await store.refundCharge(l, 'lookup', T + 10);
+        expect(await usage(store, l)).toEqual({ periodStart: T, periodUsed: 1, totalUsed: 1, lastUsed: T + 10, burstLog: [T + 10] });
+        expect(await charge(store, l, T + 11, 'lookup', 'lookup')).toEqual([OK(2), LIMITED]);
+      });
+
+      it('refills a block by one, and leaves the burst log alone for flex', async () => {
+        const store = await fresh();
+        const l = await added(store, { quota: { kind: 'block', limit: 1 }, burst: { size: 1, windowSec: 60 } });
+        expect(await charge(store, l, T + 1, 'lookup', 'flex')).toEqual([OK(1), LIMITED]);
+        await store.refundCharge(l, 'flex', T + 1);
+        expect(await usage(store, l)).toEqual({ periodStart: 0, periodUsed: 0, totalUsed: 0, lastUsed: T + 1, burstLog: [T + 1] });
+        expect(await charge(store, l, T + 2, 'flex', 'flex')).toEqual([OK(1), LIMITED]);
+      });
+
+      it('hands back nothing of a period that has ended but total_used, and skips an unknown key', async () => {
+        const store = await fresh();
+        const l = await added(store, { quota: { kind: 'daily', limit: 2 } });
+        expect(await charge(store, l, T + 10, 'flex')).toEqual([OK(1)]);
+        expect(await charge(store, l, T + DAY + 1, 'flex')).toEqual([OK(1)]);
+        await store.refundCharge(l, 'flex', T + 10);
+        expect(await usage(store, l)).toMatchObject({ periodStart: T + DAY, periodUsed: 1, totalUsed: 1 });
+        await store.refundCharge({ ...l, keyHash: hashKey('eeeeeeeeeeeeeeee') }, 'flex', T + DAY + 1);
+        expect(await usage(store, l)).toMatchObject({ periodStart: T + DAY, periodUsed: 1, totalUsed: 1 });
+      });
+    });
+
     describe('addUnmeteredUsage', () => {
       it('adds to total_used only, never moves last_used back, and skips unknown keys', async () => {
         const store = await fresh();

@@ -172,6 +172,38 @@ describe('paginator', () => {
     expect(f.sources[0]!.closed).toBe(true);
   });
 
+  it('a source that throws, in the first turn or a later one, ends the answer failed with the error, and closes every source', async () => {
+    for (const at of [0, LIMITS.pageGroupsPerTurn + 3]) {
+      const keys = Array.from({ length: at + 10 }, (_, i) => `k${String(i).padStart(6, '0')}`);
+      const f = setup({ a: keys });
+      const broken = new Error('shard unreadable');
+      const source = f.sources[0]!;
+      const state = source.state.bind(source);
+      source.state = () => {
+        if (source.at === at) throw broken;
+        return state();
+      };
+      const sink = new FakeSink();
+      // A throw in a later turn escaped as an unhandled rejection, which ends a Node process.
+      expect(await paginate(f.open, new Names(), linesTo(sink), page({ limit: at + 10 }), sink))
+        .toEqual({ results: at, terminator: 'failed', message: 'Internal error', error: broken });
+      expect(sink.out.length).toBe(at);
+      expect(sink.ended).toEqual(['failed', 'Internal error']);
+      expect(f.closedCount()).toBe(1);
+    }
+  });
+
+  it('hands the error of a failing source to the outcome for the log, and keeps it from the client', async () => {
+    const f = setup({ a: ['a', 'wait', 'b'] });
+    const sink = new FakeSink();
+    const done = paginate(f.open, new Names(), linesTo(sink), page(), sink);
+    await new Promise((r) => setTimeout(r, 5));
+    const crash = { code: 'WORKER_FAILED', message: 'worker exited with code: 1' };
+    f.events().fail('Internal error', crash);
+    expect(await done).toEqual({ results: 1, terminator: 'failed', message: 'Internal error', error: crash });
+    expect(sink.ended).toEqual(['failed', 'Internal error']);
+  });
+
   it('a hang-up ends the search at once, writing nothing more', async () => {
     const f = setup({ a: ['a', 'wait', 'b'] });
     const sink = new FakeSink();
