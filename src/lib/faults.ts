@@ -28,8 +28,10 @@
 //                     which reports it as an error message.
 //   scan-exit         the same place; the worker thread exits mid-task
 //                     (Piscina fails the task and starts a new thread).
-//   shard-open        a shard file is opened and verified (shard-reader.ts),
+//   shard-open        a server opens a shard file (search/local/shard-set.ts),
 //                     at start-up and at each reload; subject: the file path.
+//                     Counted on the thread that decides to open it: at a
+//                     reload the file is mapped and checked on another.
 //   shard-read        a lookup reads an index row of a shard on the front-end
 //                     thread (lookup-sources.ts), or a scan worker attaches a
 //                     shard for a task (flex-scan.ts); subject: the shard's name.

@@ -12,7 +12,6 @@ import { ShardCorruptError } from '../errors/catalogue.js';
 import { SHARD_HEADER_BYTES, verifyShard } from './format.js';
 import { Blob, Shard, TrigramIndex } from './generated/shard_generated.js';
 import { reverseName, isOneLabel } from '../dns/name.js';
-import { failIf } from '../lib/faults.js';
 import { lowerBound, partitionPoint, runOf } from '../lib/lower-bound.js';
 import type { NameMatch } from '../model/name-match.js';
 import type { Sighting } from '../model/sighting.js';
@@ -161,7 +160,6 @@ export class ShardReader {
 
   /** Maps and fully verifies a shard file (main thread). */
   static open(file: string): ShardReader {
-    failIf('shard-open', file);
     const buffer = mapFile(file);
     const body = verifyShard(file, new Uint8Array(buffer));
     return new ShardReader(path.basename(file), buffer, body);

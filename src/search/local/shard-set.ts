@@ -23,6 +23,7 @@ import { existsSync, statSync, watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
 import { BroadcastChannel } from 'node:worker_threads';
 import { LIMITS } from '../../config/limits.js';
+import { failIf } from '../../lib/faults.js';
 import { runOnThreads } from '../../lib/threads.js';
 import { MANIFEST_FILE, readManifest } from '../../shard/manifest.js';
 import { releaseMapping } from '../../shard/mapped-file.js';
@@ -55,7 +56,7 @@ export class ShardSet {
     const stamp = this.stamp();
     const m = readManifest(this.dataDir);
     const byName = this.byName();
-    return this.install(m.generation, m.shards.map((e) => byName.get(e.file) ?? ShardReader.open(path.join(this.dataDir, e.file))), stamp);
+    return this.install(m.generation, m.shards.map((e) => byName.get(e.file) ?? ShardReader.open(this.toOpen(e.file))), stamp);
   }
 
   /** Loads the current manifest, opening new shards on another thread; throws when one is corrupt. */
@@ -64,7 +65,7 @@ export class ShardSet {
     const stamp = this.stamp();
     const m = readManifest(this.dataDir);
     const byName = this.byName();
-    const fresh = m.shards.filter((e) => !byName.has(e.file)).map((e) => path.join(this.dataDir, e.file));
+    const fresh = m.shards.filter((e) => !byName.has(e.file)).map((e) => this.toOpen(e.file));
     if (fresh.length > 0) {
       const [opened] = await runOnThreads<readonly string[], ShardHandle[]>('open-shards', [fresh]);
       if (opened!.status === 'rejected') throw opened!.reason;
@@ -92,6 +93,13 @@ export class ShardSet {
       this.leases.delete(s);
       if (this.retiring.delete(s)) this.letGo(s);
     }
+  }
+
+  /** The path of a shard file about to be opened (the shard-open fault is counted here, on the thread that decides). */
+  private toOpen(file: string): string {
+    const full = path.join(this.dataDir, file);
+    failIf('shard-open', full);
+    return full;
   }
 
   private byName(): Map<string, ShardReader> {
