@@ -194,13 +194,20 @@ class Paginator<S extends SortedSource, R> {
     const sources = this.opened!.sources;
     const group = this.group;
     group.length = 0;
+    // One source (compacted data, or one shard that can match): no scan for a minimum, no key built.
+    if (sources.length === 1) {
+      const st = sources[0]!.state();
+      if (st !== HAS) return st === WAIT ? WAIT : undefined;
+      group.push(sources[0]!);
+      return true;
+    }
     let lone: S | undefined;
     let live = 0;
-    for (const s of sources) {
-      const st = s.state();
+    for (let i = 0; i < sources.length; i++) {
+      const st = sources[i]!.state();
       if (st === WAIT) return WAIT;
       if (st === HAS) {
-        lone = s;
+        lone = sources[i];
         live++;
       }
     }
@@ -211,7 +218,8 @@ class Paginator<S extends SortedSource, R> {
       return true;
     }
     let min: string | undefined;
-    for (const s of sources) {
+    for (let i = 0; i < sources.length; i++) {
+      const s = sources[i]!;
       if (s.state() !== HAS) continue;
       const k = s.key();
       if (min === undefined || k < min) {
@@ -224,8 +232,9 @@ class Paginator<S extends SortedSource, R> {
   }
 
   private combine(): R | undefined {
-    for (const s of this.group) this.combiner.add(s);
-    for (const s of this.group) s.advance();
+    const group = this.group;
+    for (let i = 0; i < group.length; i++) this.combiner.add(group[i]!);
+    for (let i = 0; i < group.length; i++) group[i]!.advance();
     return this.combiner.take();
   }
 }
