@@ -19,8 +19,9 @@
 //      admission.
 //   3. charge(admission, endpoint), with the endpoint given to
 //      authenticate, takes a slot of the key's concurrency cap and then
-//      charges its quota, and resolves with a Grant (the limits, the
-//      X-RateLimit-* headers, release()), or refuses with an ApiError:
+//      charges its quota, and gives a Grant (the limits, the
+//      X-RateLimit-* headers, release()) — at once, with no Promise, for a
+//      key with neither cap nor quota — or refuses with a rejected ApiError:
 //        503 TOO_MANY_CONNECTIONS  the key already holds maxConcurrent
 //                                  leases of the limiter
 //        429 RATE_LIMITED          time quota or block used up; burst
@@ -220,9 +221,27 @@ export class AccessGate {
    * quota (429), committed before this resolves. A refusal consumes no quota
    * and frees the slot it took; the Grant's release() frees it otherwise.
    */
-  async charge(admission: Admission, endpoint: Endpoint): Promise<Grant> {
-    const pass = this.unchargedPass(admission, endpoint);
+  charge(admission: Admission, endpoint: Endpoint): Awaitable<Grant> {
+    let pass: Pass;
+    try {
+      pass = this.unchargedPass(admission, endpoint);
+    } catch (err) {
+      return Promise.reject(err);
+    }
     if (endpoint === 'rate_limit') return pass;
+    const key = pass.key;
+    const licence = key.licence;
+    // An unlimited key without a cap (the common partner key) needs no store and no limiter: no Promise either.
+    if (licence.maxConcurrent === undefined && !isMetered(licence, endpoint)) {
+      this.ledger.countUnmetered(key.hex);
+      pass.headers = key.unmeteredHeaders;
+      return pass;
+    }
+    return this.chargeMetered(pass, endpoint);
+  }
+
+  /** charge() for keys with a cap or a quota: both may wait for their store. */
+  private async chargeMetered(pass: Pass, endpoint: Exclude<Endpoint, 'rate_limit'>): Promise<Grant> {
     const key = pass.key;
     const licence = key.licence;
     if (licence.maxConcurrent !== undefined) {

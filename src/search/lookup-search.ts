@@ -30,19 +30,29 @@ import type { LookupSource } from './sources.js';
  * of every row's sighting; no result when the sum is outside the fence.
  */
 class SummedRows implements Combiner<LookupSource, LookupResult> {
-  private result: LookupResult | undefined;
+  private first: LookupResult | undefined;
+  private summed: LookupResult | undefined;
 
   constructor(private readonly fence: TimeFence) {}
 
   add(source: LookupSource): void {
     const row = source.row();
-    if (this.result === undefined) this.result = { ...row, sighting: addSighting(noSighting(), row.sighting) };
-    else addSighting(this.result.sighting, row.sighting);
+    if (this.first === undefined) {
+      this.first = row;
+      return;
+    }
+    // A second source holds the key: from here on the sum is a result of its own.
+    if (this.summed === undefined) {
+      const f = this.first;
+      this.summed = { rrname: f.rrname, rrtype: f.rrtype, bailiwick: f.bailiwick, rdata: f.rdata, sighting: { ...f.sighting } };
+    }
+    addSighting(this.summed.sighting, row.sighting);
   }
 
   take(): LookupResult | undefined {
-    const r = this.result;
-    this.result = undefined;
+    const r = this.summed ?? this.first;
+    this.first = undefined;
+    this.summed = undefined;
     return r !== undefined && inFence(firstSeen(r.sighting), lastSeen(r.sighting), this.fence) ? r : undefined;
   }
 }

@@ -67,15 +67,9 @@ export interface Openable<S extends SortedSource> {
 }
 
 /** Runs one search to its terminator: opens the sources (telling them how to wake the merge), or cancels them unopened. */
-export async function paginate<S extends SortedSource, R>(plan: Openable<S>, combiner: Combiner<S, R>, output: Output<R>,
+export function paginate<S extends SortedSource, R>(plan: Openable<S>, combiner: Combiner<S, R>, output: Output<R>,
   page: Page, sink: ResultSink): Promise<PageOutcome> {
-  let opened = false;
-  const outcome = await new Paginator(combiner, output, page, sink).run((events) => {
-    opened = true;
-    return plan.open(events);
-  });
-  if (!opened) plan.cancel();
-  return outcome;
+  return new Paginator(combiner, output, page, sink).run(plan);
 }
 
 /** Output of plain results: the lines go to the sink. */
@@ -86,9 +80,16 @@ export function linesTo(sink: ResultSink): Output<string> {
 const GONE = 'client went away';
 
 class Paginator<S extends SortedSource, R> {
+  private plan!: Openable<S>;
   private opened: OpenSources<S> | undefined;
   private resolve!: (o: PageOutcome) => void;
+  /**
+   * The deadline's timer, armed only when the answer first has to wait: most
+   * lookups end within their first turn, and a timer per request was a
+   * measurable share of an exact lookup (wrk, bench/lookup.ts).
+   */
   private timer: NodeJS.Timeout | undefined;
+  private readonly started = performance.now();
   private finished = false;
   private pumping = false;
   /** A wake-up arrived while pumping: pump again before returning. */
@@ -101,36 +102,47 @@ class Paginator<S extends SortedSource, R> {
   constructor(private readonly combiner: Combiner<S, R>, private readonly output: Output<R>, private readonly page: Page,
     private readonly sink: ResultSink) {}
 
-  run(open: (events: SourceEvents) => OpenSources<S>): Promise<PageOutcome> {
+  run(plan: Openable<S>): Promise<PageOutcome> {
+    this.plan = plan;
     return new Promise<PageOutcome>((resolve) => {
       this.resolve = resolve;
       if (this.sink.aborted) {
         this.finish('failed', GONE);
         return;
       }
-      this.timer = setTimeout(() => this.finish('failed', STREAM_MESSAGES.SCAN_TIMEOUT), this.page.deadlineMs);
-      this.timer.unref();
       // A hang-up stops every source at once, not at its next item.
       this.sink.onAbort(() => this.finish('failed', GONE));
-      this.opened = open({ ready: () => this.pump(), fail: (message, error) => this.fail(message, error) });
+      this.opened = plan.open({ ready: () => this.pump(), fail: (message, error) => this.fail(message, error) });
       if (this.finished) this.opened.close();
       else this.pump();
     });
   }
 
+  /** The answer has to wait (a source, the socket, a turn): from now on the deadline needs a timer. */
+  private waiting(): void {
+    if (this.timer !== undefined || this.finished) return;
+    const left = this.started + this.page.deadlineMs - performance.now();
+    if (left <= 0) return this.finish('failed', STREAM_MESSAGES.SCAN_TIMEOUT);
+    this.timer = setTimeout(() => this.finish('failed', STREAM_MESSAGES.SCAN_TIMEOUT), left);
+    this.timer.unref();
+  }
+
   private finish(terminator: Terminator, message?: string): void {
     if (this.finished) return;
     this.finished = true;
-    clearTimeout(this.timer);
-    this.opened?.close();
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    if (this.opened !== undefined) this.opened.close();
+    else this.plan.cancel();
     if (!this.sink.aborted) {
       const closing = terminator === 'failed' ? undefined : this.output.closing?.(this.written);
       if (closing !== undefined) this.sink.text(closing);
       if (terminator === 'succeeded' && this.written === 0 && closing === undefined) message = STREAM_MESSAGES.NO_RESULTS;
       this.sink.end(terminator, terminator === 'limited' ? STREAM_MESSAGES.LIMITED : message);
     }
-    this.resolve({ results: this.written, terminator, ...(message !== undefined ? { message } : {}),
-      ...(this.error !== undefined ? { error: this.error } : {}) });
+    const outcome: PageOutcome = { results: this.written, terminator };
+    if (message !== undefined) outcome.message = message;
+    if (this.error !== undefined) outcome.error = this.error;
+    this.resolve(outcome);
   }
 
   private fail(message: string, error: unknown): void {
@@ -166,15 +178,17 @@ class Paginator<S extends SortedSource, R> {
     for (let budget: number = LIMITS.pageGroupsPerTurn; !this.finished; budget--) {
       if (this.sink.aborted) return this.finish('failed', GONE);
       if (!this.sink.writable) {
+        this.waiting();
         void this.sink.whenWritable().then(() => this.pump());
         return;
       }
       if (budget === 0) {
+        this.waiting();
         void nextTurn().then(() => this.pump());
         return;
       }
       const found = this.nextGroup();
-      if (found === WAIT) return;
+      if (found === WAIT) return this.waiting();
       if (found === undefined) return this.finish('succeeded');
       const result = this.combine();
       if (result === undefined) continue;

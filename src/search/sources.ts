@@ -57,6 +57,6 @@ export interface FlexSource extends SortedSource {
 
 /** Standard search: result rows, before any aggregation across sources. */
 export interface LookupSource extends SortedSource {
-  /** The current row (valid until advance()). */
+  /** The current row; valid until the source's next state() (the merge writes it before it asks again). */
   row(): LookupResult;
 }

@@ -200,7 +200,13 @@ export class ShardReader {
       }
       return;
     }
-    for (const [o, rev] of reversedMatches(this.owners, m)) yield [o, rev];
+    if (m.mode === 'exact') {
+      // The common lookup: one binary search, no nested walk.
+      const o = findExact(this.owners, reverseName(m.name));
+      if (o >= 0) yield [o, blobRecord(this.owners, o)];
+      return;
+    }
+    yield* reversedMatches(this.owners, m);
   }
 
   /** RRsets of owner row o are rows [rrsetsStart(o), rrsetsStart(o + 1)). */

@@ -12,8 +12,7 @@ import { openFlexSources } from './flex-sources.js';
 import { compileFlex, planFlex } from './flex-plan.js';
 import { openLookupSources } from './lookup-sources.js';
 import { ScanPool, type ScanPoolOptions } from './scan-pool.js';
-import type { ShardReader } from '../../shard/shard-reader.js';
-import { ShardSet } from './shard-set.js';
+import { ShardSet, type Snapshot } from './shard-set.js';
 
 export interface LocalBackendOptions extends ScanPoolOptions {
   dataDir: string;
@@ -35,34 +34,36 @@ export class LocalBackend implements SearchBackend {
 
   planFlex(q: FlexQuery, eff: Effective): FlexPlan {
     const patterns = compileFlex(q);
-    const { shards } = this.shards.current();
-    const plan = planFlex(q, patterns, eff.fence, shards, this.pool.threads);
+    const snapshot = this.shards.current();
+    const plan = planFlex(q, patterns, eff.fence, snapshot.shards, this.pool.threads);
     if (this.pool.wouldOverflow(plan.parts.reduce((n, p) => n + p.length, 0))) throw new ApiError('OVERLOADED');
     const want = eff.offset + eff.limit + 1;
-    const lease = this.lease(shards);
+    const lease = this.lease();
     return {
       error: patterns.error,
-      open: (events) => openFlexSources(plan, q, eff.fence, want, this.pool, events, lease),
-      cancel: lease,
+      open: (events) => openFlexSources(plan, q, eff.fence, want, this.pool, events, lease.end),
+      cancel: lease.end,
     };
   }
 
   planLookup(q: LookupQuery): LookupPlan {
-    const { shards } = this.shards.current();
-    const lease = this.lease(shards);
+    const lease = this.lease();
     return {
-      open: (events) => ({ ...openLookupSources(shards, q, events), close: lease }),
-      cancel: lease,
+      open: (events) => ({ ...openLookupSources(lease.snapshot.shards, q, events), close: lease.end }),
+      cancel: lease.end,
     };
   }
 
-  /** Leases shards until the returned function is called (once; later calls do nothing). */
-  private lease(shards: readonly ShardReader[]): () => void {
-    this.shards.acquire(shards);
+  /** Leases the current snapshot until `end` is called (once; later calls do nothing). */
+  private lease(): { snapshot: Snapshot; end: () => void } {
+    const snapshot = this.shards.lease();
     let held = true;
-    return () => {
-      if (held) this.shards.release(shards);
-      held = false;
+    return {
+      snapshot,
+      end: () => {
+        if (held) this.shards.release(snapshot);
+        held = false;
+      },
     };
   }
 

@@ -19,6 +19,7 @@
 import { LIMITS } from '../../config/limits.js';
 import { failIf } from '../../lib/faults.js';
 import { nextTurn } from '../../lib/turns.js';
+import { reverseName } from '../../dns/name.js';
 import { keepType } from '../../model/filters.js';
 import { addSighting, noSighting, type Sighting } from '../../model/sighting.js';
 import type { LookupQuery } from '../../query/lookup-query.js';
@@ -33,6 +34,8 @@ interface Hit {
   readonly rdata: number;
   /** The index key it sorts under, before the RRset's own part. */
   readonly indexKey: string;
+  /** rrset rows: the owner name as the client reads it, when the index key gives it for free. */
+  readonly rrname: string | undefined;
 }
 
 /**
@@ -49,8 +52,13 @@ function* hits(s: ShardReader, q: LookupQuery): Generator<Hit | null> {
     if (v.kind !== 'name') return;
     const bailiwickId = q.bailiwick === undefined ? -1 : s.bailiwickId(q.bailiwick);
     if (q.bailiwick !== undefined && bailiwickId < 0) return;
+    // Right-hand wildcards key owners by their forward name, the others by the reversed one.
+    const forward = v.match.mode === 'starts' || v.match.mode === 'one-more';
     for (const [o, indexKey] of s.ownersMatching(v.match)) {
-      for (let i = s.rrsetsStart(o); i < s.rrsetsStart(o + 1); i++) yield passes(i, bailiwickId) ? { rrset: i, rdata: -1, indexKey } : null;
+      const rrname = forward ? indexKey : reverseName(indexKey);
+      for (let i = s.rrsetsStart(o); i < s.rrsetsStart(o + 1); i++) {
+        yield passes(i, bailiwickId) ? { rrset: i, rdata: -1, indexKey, rrname } : null;
+      }
     }
     return;
   }
@@ -63,7 +71,7 @@ function* hits(s: ShardReader, q: LookupQuery): Generator<Hit | null> {
     }
     for (let j = s.rdataRrsetsStart(r); j < s.rdataRrsetsStart(r + 1); j++) {
       const i = s.rdataRrset(j);
-      yield passes(i, -1) ? { rrset: i, rdata: r, indexKey } : null;
+      yield passes(i, -1) ? { rrset: i, rdata: r, indexKey, rrname: undefined } : null;
     }
   }
 }
@@ -161,7 +169,7 @@ class ShardLookupSource implements LookupSource {
     const h = this.current!;
     const rrsetRow = h.rdata < 0;
     return {
-      rrname: s.ownerName(h.rrset),
+      rrname: h.rrname ?? s.ownerName(h.rrset),
       rrtype: s.rrtype(h.rrset),
       bailiwick: rrsetRow ? s.bailiwick(h.rrset) : undefined,
       rdata: rrsetRow ? s.rdataTexts(h.rrset) : s.rdataText(h.rdata),

@@ -1,11 +1,11 @@
 // ShardSet: the live shards of a data directory, reloaded when the manifest
 // changes, without a restart and without disturbing queries in flight.
 //
-// A query takes a snapshot (the current array) when it is planned, and
-// leases its shards until it has ended (acquire/release): a reload builds a
-// new array and swaps the reference, and a shard that left the manifest
-// (compaction merged it, its file is unlinked) is released once no lease is
-// left: its mapping gives the file back at once (shard/mapped-file.ts
+// A query leases the current snapshot when it is planned and gives it back
+// when it has ended (lease/release: one count per snapshot, so a lookup pays
+// one increment, not one per shard). A reload builds a new snapshot and
+// swaps the reference; a shard that left the manifest (compaction merged it,
+// its file is unlinked) is released once no leased snapshot holds it: its mapping gives the file back at once (shard/mapped-file.ts
 // releaseMapping) and the scan workers drop it from their caches
 // (RETIRED_SHARDS_CHANNEL). Without that, a deleted shard's disk space and
 // page cache stayed pinned until the collector happened to free every view.
@@ -35,20 +35,24 @@ export interface Snapshot {
   readonly shards: readonly ShardReader[];
 }
 
+/** A snapshot and the searches that hold it. */
+class HeldSnapshot implements Snapshot {
+  leases = 0;
+  constructor(readonly generation: number, readonly shards: readonly ShardReader[]) {}
+}
+
 export class ShardSet {
-  private snapshot: Snapshot = { generation: -1, shards: [] };
+  private snapshot = new HeldSnapshot(-1, []);
   private watcher: FSWatcher | undefined;
   private timer: NodeJS.Timeout | undefined;
   private lastStamp = '';
   private reloading = false;
-  /** Leases per shard, for shards some search holds. */
-  private readonly leases = new Map<ShardReader, number>();
-  /** Shards that left the manifest while leased: released when their last lease ends. */
-  private readonly retiring = new Set<ShardReader>();
-  private readonly retired = new BroadcastChannel(RETIRED_SHARDS_CHANNEL);
+  /** Snapshots replaced while some search held them: their shards may not be released yet. */
+  private readonly retired = new Set<HeldSnapshot>();
+  private readonly released = new BroadcastChannel(RETIRED_SHARDS_CHANNEL);
 
   constructor(readonly dataDir: string, private readonly log: (msg: string, extra?: object) => void = () => undefined) {
-    this.retired.unref();
+    this.released.unref();
   }
 
   /** Loads the current manifest on this thread (start-up); throws when a listed shard is corrupt. */
@@ -78,21 +82,17 @@ export class ShardSet {
     return this.snapshot;
   }
 
-  /** Leases shards for a search: they stay mapped until release(). */
-  acquire(shards: readonly ShardReader[]): void {
-    for (const s of shards) this.leases.set(s, (this.leases.get(s) ?? 0) + 1);
+  /** The current snapshot, leased: its shards stay mapped until release(snapshot). */
+  lease(): Snapshot {
+    this.snapshot.leases++;
+    return this.snapshot;
   }
 
-  release(shards: readonly ShardReader[]): void {
-    for (const s of shards) {
-      const n = this.leases.get(s)! - 1;
-      if (n > 0) {
-        this.leases.set(s, n);
-        continue;
-      }
-      this.leases.delete(s);
-      if (this.retiring.delete(s)) this.letGo(s);
-    }
+  release(s: Snapshot): void {
+    const held = s as HeldSnapshot;
+    if (--held.leases > 0 || held === this.snapshot) return;
+    this.retired.delete(held);
+    this.letGoOf(held);
   }
 
   /** The path of a shard file about to be opened (the shard-open fault is counted here, on the thread that decides). */
@@ -106,23 +106,25 @@ export class ShardSet {
     return new Map(this.snapshot.shards.map((s) => [s.name, s]));
   }
 
-  /** Makes `shards` current and lets go of the shards that left, now or when their last lease ends. */
+  /** Makes `shards` current; the old snapshot's shards that left go now, or when its last lease ends. */
   private install(generation: number, shards: ShardReader[], stamp: string): Snapshot {
-    const kept = new Set(shards);
-    const old = this.snapshot.shards;
-    this.snapshot = Object.freeze({ generation, shards: Object.freeze(shards) });
+    const old = this.snapshot;
+    this.snapshot = new HeldSnapshot(generation, Object.freeze(shards));
     this.lastStamp = stamp;
-    for (const s of old) {
-      if (kept.has(s)) continue;
-      if (this.leases.has(s)) this.retiring.add(s);
-      else this.letGo(s);
-    }
+    if (old.leases > 0) this.retired.add(old);
+    else this.letGoOf(old);
     return this.snapshot;
   }
 
-  private letGo(s: ShardReader): void {
-    releaseMapping(s.buffer);
-    this.retired.postMessage(s.name);
+  /** Releases the shards of a retired snapshot that neither the current one nor a held retired one still has. */
+  private letGoOf(old: HeldSnapshot): void {
+    const kept = new Set(this.snapshot.shards);
+    for (const r of this.retired) for (const s of r.shards) kept.add(s);
+    for (const s of old.shards) {
+      if (kept.has(s)) continue;
+      releaseMapping(s.buffer);
+      this.released.postMessage(s.name);
+    }
   }
 
   /** Starts watching for manifest swaps. */
@@ -159,7 +161,7 @@ export class ShardSet {
   close(): void {
     this.watcher?.close();
     if (this.timer) clearInterval(this.timer);
-    this.retired.close();
+    this.released.close();
   }
 
   private stamp(): string {

@@ -397,7 +397,7 @@ describe('AccessGate: authenticate, then charge', () => {
     const store = SqliteKeyStore.open(dir);
     expect(store.revoke(hashKey(k), clock)).toBe(true);
     store.close();
-    expect(await refusal(g.charge(admission, 'lookup'))).toEqual(BAD_KEY);
+    expect(await refusal(Promise.resolve(g.charge(admission, 'lookup')))).toEqual(BAD_KEY);
     // The cached licence is gone: authenticate reads the store again and sees the revocation.
     expect(await refusal(Promise.resolve(g.authenticate(k, IP, 'flex')))).toEqual(BAD_KEY);
     expect(usageOf(k).totalUsed).toBe(0);
@@ -407,8 +407,8 @@ describe('AccessGate: authenticate, then charge', () => {
     const k = await key({ quota: { kind: 'daily', limit: 10 } });
     const g = gate();
     const other = gate();
-    const bug = async (p: Promise<unknown>): Promise<string> => {
-      const err = await p.then(() => undefined, (e: unknown) => e);
+    const bug = async (p: unknown): Promise<string> => {
+      const err = await Promise.resolve(p).then(() => undefined, (e: unknown) => e);
       expect(err).toBeInstanceOf(Error);
       expect(err).not.toBeInstanceOf(ApiError);
       return (err as Error).message;
