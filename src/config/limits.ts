@@ -198,6 +198,19 @@ export const LIMITS = Object.freeze({
   keyStoreBusyTimeoutMs: 5_000,
   /** Usage of unlimited keys (enforced nowhere, shown by `keys show`) is written at most this often. */
   usageFlushIntervalMs: 1_000,
+  /**
+   * A Redis command (a charge script included) that has no reply after this long fails, and the request gets
+   * 503 OVERLOADED: a stopped or hung Redis must not hold requests open. A batch script of chargeBatchMax
+   * charges runs in a few ms.
+   */
+  redisCommandTimeoutMs: 2_000,
+  /** Opening a TCP connection to Redis; beyond it the attempt counts as failed and the client tries again. */
+  redisConnectTimeoutMs: 2_000,
+  /**
+   * Longest pause between two reconnection attempts to an unreachable Redis (the pause grows from 50 ms to
+   * this): a front end serves again within about this long after Redis returns.
+   */
+  redisReconnectDelayMsMax: 500,
 
   // --- Sensor ingest: pcap, pcapng, dnstap (src/ingest/pcap/, dnstap.ts) ---
   /** One fs read of a capture file; records straddling two reads are carried over, never re-read. */
