@@ -16,6 +16,7 @@ import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { afterAll, beforeAll, describe } from 'vitest';
 
 /** The redis-server binary on PATH, or undefined. */
 function onPath(name: string): string | undefined {
@@ -133,4 +134,32 @@ export async function startRedis(): Promise<RedisServer> {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** A key store the HTTP tests run against: the flags that make `rrscan serve` and `rrscan keys` use it. */
+export interface KeyStoreUnderTest {
+  readonly name: 'SQLite' | 'Redis';
+  /** Extra flags for `rrscan serve` and `rrscan keys ...` (none for SQLite, whose store is the data directory's). */
+  flags(): string[];
+}
+
+/**
+ * Defines the suite `body` twice: against the data directory's SQLite store,
+ * and against a private redis-server started for it (skipped, with the
+ * reason printed, when redis-server is not installed). `body` registers its
+ * own hooks; the Redis server is up before they run and stopped after.
+ */
+export function describeEachKeyStore(title: string, body: (store: KeyStoreUnderTest) => void): void {
+  describe(`${title} (SQLite key store)`, () => body({ name: 'SQLite', flags: () => [] }));
+  if (!HAVE_REDIS) console.warn(`${title} (Redis key store): ${REDIS_SKIP_REASON}`);
+  describe.skipIf(!HAVE_REDIS)(`${title} (Redis key store)`, () => {
+    let redis: RedisServer | undefined;
+    beforeAll(async () => {
+      redis = await startRedis();
+    });
+    afterAll(async () => {
+      await redis?.close();
+    });
+    body({ name: 'Redis', flags: () => ['--redis-url', redis!.url] });
+  });
 }

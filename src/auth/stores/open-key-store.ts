@@ -11,6 +11,7 @@
 
 import { existsSync } from 'node:fs';
 import type { KeyStore } from '../key-store.js';
+import { RedisKeyStore } from './redis-key-store.js';
 import { SqliteKeyStore, keyStorePath } from './sqlite-key-store.js';
 
 /** `<dataDir>/keys.sqlite`, shared by the processes of one machine. */
@@ -19,11 +20,26 @@ export interface SqliteKeyStoreConfig {
   readonly dataDir: string;
 }
 
-export type KeyStoreConfig = SqliteKeyStoreConfig;
+/**
+ * A Redis server at redis://HOST:PORT[/DB], shared by every front end and
+ * `rrscan keys` command that names it. There is always a store there: an
+ * empty database is a store with no keys.
+ */
+export interface RedisKeyStoreConfig {
+  readonly kind: 'redis';
+  readonly url: string;
+}
+
+export type KeyStoreConfig = SqliteKeyStoreConfig | RedisKeyStoreConfig;
 
 /** The SQLite store of a data directory: what `--data DIR` means today. */
 export function sqliteKeyStoreConfig(dataDir: string): SqliteKeyStoreConfig {
   return { kind: 'sqlite', dataDir };
+}
+
+/** The Redis store at `url`: what `--redis-url URL` means. */
+export function redisKeyStoreConfig(url: string): RedisKeyStoreConfig {
+  return { kind: 'redis', url };
 }
 
 /** Opens the configured store, creating it if needed. */
@@ -31,8 +47,10 @@ export function openKeyStore(config: KeyStoreConfig): KeyStore {
   switch (config.kind) {
     case 'sqlite':
       return SqliteKeyStore.open(config.dataDir);
+    case 'redis':
+      return RedisKeyStore.open(config.url);
     default:
-      return unknownKind(config.kind);
+      return unknownKind(config);
   }
 }
 
@@ -41,12 +59,14 @@ export function openExistingKeyStore(config: KeyStoreConfig): KeyStore | undefin
   switch (config.kind) {
     case 'sqlite':
       return existsSync(keyStorePath(config.dataDir)) ? SqliteKeyStore.open(config.dataDir) : undefined;
+    case 'redis':
+      return RedisKeyStore.open(config.url);
     default:
-      return unknownKind(config.kind);
+      return unknownKind(config);
   }
 }
 
 /** Fails the build when a kind joins KeyStoreConfig without a case above, and the call when a caller bypassed the type. */
-function unknownKind(kind: never): never {
-  throw new Error(`unknown key store kind ${JSON.stringify(kind)}`);
+function unknownKind(config: never): never {
+  throw new Error(`unknown key store kind ${JSON.stringify((config as { kind: unknown }).kind)}`);
 }

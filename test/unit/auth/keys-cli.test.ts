@@ -137,7 +137,7 @@ describe('keys add', () => {
     expect(await bad('--unlimited', '--time-fence-after', '0'))
       .toBe('error: --time-fence-after: must be epoch seconds or negative seconds relative to now, got 0');
     const r = await run('add', '--daily', '5');
-    expect(r.err.trim()).toBe("error: required option '--data <DIR>' not specified");
+    expect(r.err.trim()).toBe('error: give --data DIR or --redis-url URL');
     expect((await run('list', '--data', dir)).err.trim()).toMatch(/^error: no key store in /);
   });
 
