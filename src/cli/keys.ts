@@ -184,7 +184,8 @@ Defaults when a flag is absent:
   offset_max    ${LIMITS.offsetMaxPerResultsMax} x results_max; none for --hourly (offset answers 416)
   burst         none (when set: at most N lookup/summarize requests in any SECONDS-long
                 sliding window; flexible search is never burst-limited)
-  concurrency   no per-key cap (when set: per server process)
+  concurrency   no per-key cap (when set: per server process; with --redis-url, across every
+                server sharing that Redis)
   time fences   none; T is epoch seconds, or negative seconds relative to each request
   client        any address; --allow-cidr may be repeated (IPv4-mapped IPv6 matches IPv4 rules)
   v2            allowed
@@ -208,7 +209,7 @@ export function registerKeysCommand(program: Command): void {
     .option('--offset-max <N>', 'largest offset per query', unsignedArg)
     .option('--burst <N>', `burst quota: N lookup/summarize requests (at most ${LIMITS.burstSizeMax}) ...`, unsignedArg)
     .option('--burst-window <SECONDS>', '... per sliding window of SECONDS', unsignedArg)
-    .option('--max-concurrent <N>', 'concurrent requests per server process (503 above it)', unsignedArg)
+    .option('--max-concurrent <N>', 'concurrent requests per server process, or per --redis-url (503 above it)', unsignedArg)
     .option('--time-fence-after <T>', 'hide data last seen before T', signedArg)
     .option('--time-fence-before <T>', 'hide data first seen after T', signedArg)
     .option('--private', 'never log query text for this key')

@@ -211,6 +211,13 @@ export const LIMITS = Object.freeze({
    * this): a front end serves again within about this long after Redis returns.
    */
   redisReconnectDelayMsMax: 500,
+  /**
+   * Time to live of a concurrency lease in Redis (--max-concurrent shared by every front end on one Redis): the
+   * slots of a front end killed with requests in flight come back within this long.
+   */
+  concurrencyLeaseTtlMs: 10_000,
+  /** A front end renews the leases it holds this often, so a stream longer than the time to live keeps its slot. */
+  concurrencyLeaseRenewMs: 3_000,
 
   // --- Sensor ingest: pcap, pcapng, dnstap (src/ingest/pcap/, dnstap.ts) ---
   /** One fs read of a capture file; records straddling two reads are carried over, never re-read. */
@@ -317,6 +324,7 @@ export function checkLimits(): void {
   assert.ok(L.apiKeyCharsMin >= 16 && L.apiKeyCharsMin < L.apiKeyCharsMax, 'API key length bounds must be sane');
   assert.ok(L.trialResultsMax <= L.resultsDefault && L.resultsDefault <= L.resultsMaxCeiling,
     'trial results_max must not exceed the default');
+  assert.ok(L.concurrencyLeaseRenewMs * 2 < L.concurrencyLeaseTtlMs, 'a lease must be renewed twice within its time to live');
   assert.ok(L.chargeBatchMax > 0 && L.chargeBatchMax <= L.chargesPendingMax, 'a charge batch must fit the pending queue');
   assert.ok(L.keyConcurrentMax <= L.searchesInFlightMax, 'a per-key cap above the process cap means nothing');
   assert.ok(L.pcapPacketBytesMax < L.pcapngBlockBytesMax && L.pcapngBlockBytesMax <= L.sensorReadChunkBytes,

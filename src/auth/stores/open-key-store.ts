@@ -3,14 +3,18 @@
 // its configuration and never import an implementation.
 //
 // Contract: KeyStoreConfig is a discriminated union on `kind`; each kind
-// names one implementation in this directory. openKeyStore opens (and, where
+// names one implementation in this directory, and the concurrency limiter
+// (../limiters/) whose caps reach as far as the store is shared. openKeyStore opens (and, where
 // the kind has such a thing, creates) the store; openExistingKeyStore never
 // creates anything and answers undefined when there is no store yet, which
 // is what read-only commands and "does this data directory hold keys?"
 // need. The caller owns the store it gets and closes it.
 
 import { existsSync } from 'node:fs';
+import type { ConcurrencyLimiter } from '../concurrency.js';
 import type { KeyStore } from '../key-store.js';
+import { InProcessLimiter } from '../limiters/in-process-limiter.js';
+import { RedisConcurrencyLimiter } from '../limiters/redis-limiter.js';
 import { RedisKeyStore } from './redis-key-store.js';
 import { SqliteKeyStore, keyStorePath } from './sqlite-key-store.js';
 
@@ -61,6 +65,22 @@ export function openExistingKeyStore(config: KeyStoreConfig): KeyStore | undefin
       return existsSync(keyStorePath(config.dataDir)) ? SqliteKeyStore.open(config.dataDir) : undefined;
     case 'redis':
       return RedisKeyStore.open(config.url);
+    default:
+      return unknownKind(config);
+  }
+}
+
+/**
+ * The concurrency limiter that goes with a store: a store shared by
+ * several machines shares the caps too (Redis); the SQLite store, shared by
+ * the processes of one machine, keeps caps per process.
+ */
+export function openConcurrencyLimiter(config: KeyStoreConfig): ConcurrencyLimiter {
+  switch (config.kind) {
+    case 'sqlite':
+      return new InProcessLimiter();
+    case 'redis':
+      return new RedisConcurrencyLimiter(config.url);
     default:
       return unknownKind(config);
   }
