@@ -16,7 +16,9 @@ import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe } from 'vitest';
+import type { KeyStoreConfig } from '../../src/auth/stores/open-key-store.js';
 
 /** The redis-server binary on PATH, or undefined. */
 function onPath(name: string): string | undefined {
@@ -141,6 +143,10 @@ export interface KeyStoreUnderTest {
   readonly name: 'SQLite' | 'Redis';
   /** Extra flags for `rrscan serve` and `rrscan keys ...` (none for SQLite, whose store is the data directory's). */
   flags(): string[];
+  /** The store's configuration for a data directory, as serve builds it from its flags. */
+  config(dataDir: string): KeyStoreConfig;
+  /** Removes every key (Redis outlives a test; a SQLite store lives in the test's own directory). */
+  empty(): Promise<void>;
 }
 
 /**
@@ -150,7 +156,9 @@ export interface KeyStoreUnderTest {
  * own hooks; the Redis server is up before they run and stopped after.
  */
 export function describeEachKeyStore(title: string, body: (store: KeyStoreUnderTest) => void): void {
-  describe(`${title} (SQLite key store)`, () => body({ name: 'SQLite', flags: () => [] }));
+  describe(`${title} (SQLite key store)`, () => body({
+    name: 'SQLite', flags: () => [], config: (dataDir) => ({ kind: 'sqlite', dataDir }), empty: () => Promise.resolve(),
+  }));
   if (!HAVE_REDIS) console.warn(`${title} (Redis key store): ${REDIS_SKIP_REASON}`);
   describe.skipIf(!HAVE_REDIS)(`${title} (Redis key store)`, () => {
     let redis: RedisServer | undefined;
@@ -160,6 +168,18 @@ export function describeEachKeyStore(title: string, body: (store: KeyStoreUnderT
     afterAll(async () => {
       await redis?.close();
     });
-    body({ name: 'Redis', flags: () => ['--redis-url', redis!.url] });
+    body({
+      name: 'Redis',
+      flags: () => ['--redis-url', redis!.url],
+      config: () => ({ kind: 'redis', url: redis!.url }),
+      empty: async () => {
+        const admin = new Redis(redis!.url);
+        try {
+          await admin.flushdb();
+        } finally {
+          admin.disconnect();
+        }
+      },
+    });
   });
 }
