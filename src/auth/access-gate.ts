@@ -46,9 +46,11 @@
 //
 // The gate is built from a KeyStore and a ConcurrencyLimiter (interfaces):
 // which store and which limiter decide how far quotas and caps are shared.
-// AccessGate.open pairs the configured store with the in-process limiter,
-// whose caps hold per server process (a key with cap 4 may hold 4 slots in
-// each process sharing a data directory).
+// AccessGate.open pairs the configured store with its limiter
+// (openConcurrencyLimiter): with SQLite the in-process one, whose caps hold
+// per server process (a key with cap 4 may hold 4 slots in each process
+// sharing a data directory); with Redis the Redis one, whose caps hold
+// across every front end sharing that Redis.
 //
 // Licences are cached for LIMITS.licenceCacheTtlMs: revoking a key that
 // needs no write per request (unlimited) takes effect within that time;
@@ -66,10 +68,9 @@ import { canonicalKey, hashKey, sameKeyHash } from './key-material.js';
 import type { Awaitable, ChargeOutcome, KeyStore } from './key-store.js';
 import { isExpired, isMetered, resolveFence } from './licence.js';
 import type { Licence } from './licence.js';
-import { InProcessLimiter } from './limiters/in-process-limiter.js';
 import { QuotaLedger, type ChargeStamp } from './quota-ledger.js';
 import { quotaHeaders, rateLimitBody } from './rate-limit-body.js';
-import { openKeyStore } from './stores/open-key-store.js';
+import { openConcurrencyLimiter, openKeyStore } from './stores/open-key-store.js';
 import type { KeyStoreConfig } from './stores/open-key-store.js';
 
 export type Endpoint = 'flex' | 'lookup' | 'summarize' | 'rate_limit';
@@ -196,9 +197,9 @@ export class AccessGate {
     this.ledger = new QuotaLedger(store, this.now);
   }
 
-  /** Opens the configured key store (creating it if needed), with this process's concurrency caps. */
+  /** Opens the configured key store (creating it if needed), with the concurrency limiter that goes with it. */
   static open(config: KeyStoreConfig, opts: AccessGateOptions = {}): AccessGate {
-    return new AccessGate(openKeyStore(config), new InProcessLimiter(), opts);
+    return new AccessGate(openKeyStore(config), openConcurrencyLimiter(config), opts);
   }
 
   /**

@@ -94,8 +94,9 @@ export function emptyUsage(): Usage {
   return { periodStart: 0, periodUsed: 0, totalUsed: 0, lastUsed: undefined, burstLog: [] };
 }
 
-const DAY_SEC = 86_400;
-const HOUR_SEC = 3_600;
+/** Length of a daily and an hourly quota period; exported for stores that apply these rules in another language (Lua). */
+export const DAY_SEC = 86_400;
+export const HOUR_SEC = 3_600;
 
 /** Start of the quota period containing `now`: UTC day or clock hour; 0 for kinds without periods. */
 export function periodStartOf(kind: QuotaKind, now: number): number {

@@ -23,7 +23,8 @@
 // rejects with ApiError OVERLOADED (503) when too many charges are waiting,
 // another process held the store's write lock past its busy timeout, or the
 // store's disk is full (SQLITE_FULL), and with the store's own error
-// otherwise (a bug: the server answers 500). refund() hands one charge back
+// otherwise: a bug (the server answers 500), or the OVERLOADED a network
+// store answers itself when it cannot reach its server (redis-client.ts). refund() hands one charge back
 // at once, unbatched: refunds are rare (a request the server failed before
 // it wrote any result) and nothing waits for them.
 

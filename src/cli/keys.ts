@@ -1,5 +1,7 @@
 // `rrscan keys add|list|show|revoke|reset`: manage API keys and licences in
-// the key store of a data directory (`<DIR>/keys.sqlite`, src/auth). Thin:
+// the key store of a data directory (`--data DIR`: `<DIR>/keys.sqlite`,
+// src/auth) or in Redis (`--redis-url URL`, the store every `rrscan serve
+// --redis-url URL` reads; it wins when both are given, as for serve). Thin:
 // flags are turned into NewKeyOptions here and every rule about them lives
 // in src/auth/licence.ts, whose LicenceError names the flag to fix. The store
 // is opened through its configuration (src/auth/stores/open-key-store.ts),
@@ -15,7 +17,8 @@ import { canonicalKey, hashKey } from '../auth/key-material.js';
 import { isExpired, nextResetOf, periodUsedAt } from '../auth/licence.js';
 import type { Licence, NewKeyOptions, Usage } from '../auth/licence.js';
 import { rateLimitBody } from '../auth/rate-limit-body.js';
-import { openExistingKeyStore, sqliteKeyStoreConfig } from '../auth/stores/open-key-store.js';
+import { openExistingKeyStore, redisKeyStoreConfig, sqliteKeyStoreConfig } from '../auth/stores/open-key-store.js';
+import type { KeyStoreConfig } from '../auth/stores/open-key-store.js';
 import { LIMITS } from '../config/limits.js';
 
 // Our own fixed patterns for flag values (never user-supplied regexes).
@@ -30,6 +33,20 @@ function unsignedArg(value: string): number {
 function signedArg(value: string): number {
   if (!SIGNED.test(value)) throw new InvalidArgumentError('must be epoch seconds or negative seconds relative to now.');
   return Number(value);
+}
+
+/** `--redis-url`: redis://HOST:PORT[/DB], checked here so that a typo fails before anything connects. */
+export function redisUrlArg(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new InvalidArgumentError('must be redis://HOST:PORT[/DB].');
+  }
+  if (url.protocol !== 'redis:' || url.hostname === '' || !/^(\/[0-9]*)?$/.test(url.pathname)) {
+    throw new InvalidArgumentError('must be redis://HOST:PORT[/DB].');
+  }
+  return value;
 }
 
 function write(cmd: Command, text: string): void {
@@ -74,23 +91,39 @@ function usedText(lic: Licence, usage: Usage, now: number): string {
   }
 }
 
+/** Where a command's keys live: the flags every `keys` command takes. */
+interface StoreFlags {
+  data?: string;
+  redisUrl?: string;
+}
+
+function withStoreOptions(cmd: Command): Command {
+  return cmd
+    .option('--data <DIR>', 'data directory (keys in DIR/keys.sqlite)')
+    .option('--redis-url <URL>', 'keys in Redis at redis://HOST:PORT[/DB], where `serve --redis-url` reads them', redisUrlArg);
+}
+
+function storeConfigOf(cmd: Command, flags: StoreFlags): KeyStoreConfig {
+  if (flags.redisUrl !== undefined) return redisKeyStoreConfig(flags.redisUrl);
+  if (flags.data !== undefined) return sqliteKeyStoreConfig(flags.data);
+  return fail(cmd, 'give --data DIR or --redis-url URL');
+}
+
 /** Opens an existing store; `keys add` is the only command that creates one. */
-function openExisting(cmd: Command, dataDir: string): KeyStore {
-  const store = openExistingKeyStore(sqliteKeyStoreConfig(dataDir));
-  if (store === undefined) fail(cmd, `no key store in ${dataDir} (add a key first with \`rrscan keys add --data ${dataDir} ...\`)`);
+function openExisting(cmd: Command, flags: StoreFlags): KeyStore {
+  const store = openExistingKeyStore(storeConfigOf(cmd, flags));
+  if (store === undefined) fail(cmd, `no key store in ${flags.data} (add a key first with \`rrscan keys add --data ${flags.data} ...\`)`);
   return store;
 }
 
 /** `keys <name> --data DIR KEY`: runs `action` on the existing store and the key's hash, then closes the store. */
 function keyCommand(keys: Command, name: string, description: string,
   action: (store: KeyStore, keyHash: Buffer, cmd: Command) => Promise<void>): void {
-  keys.command(name)
-    .description(description)
-    .requiredOption('--data <DIR>', 'data directory')
+  withStoreOptions(keys.command(name).description(description))
     .argument('<KEY>', 'the API key')
-    .action(async (key: string, flags: { data: string }, cmd: Command) => {
+    .action(async (key: string, flags: StoreFlags, cmd: Command) => {
       const keyHash = keyHashArg(cmd, key);
-      const store = openExisting(cmd, flags.data);
+      const store = openExisting(cmd, flags);
       try {
         await action(store, keyHash, cmd);
       } finally {
@@ -105,8 +138,7 @@ function keyHashArg(cmd: Command, key: string): Buffer {
   return hashKey(canonical);
 }
 
-interface AddFlags {
-  data: string;
+interface AddFlags extends StoreFlags {
   key?: string;
   daily?: number;
   hourly?: number;
@@ -152,7 +184,8 @@ Defaults when a flag is absent:
   offset_max    ${LIMITS.offsetMaxPerResultsMax} x results_max; none for --hourly (offset answers 416)
   burst         none (when set: at most N lookup/summarize requests in any SECONDS-long
                 sliding window; flexible search is never burst-limited)
-  concurrency   no per-key cap (when set: per server process)
+  concurrency   no per-key cap (when set: per server process; with --redis-url, across every
+                server sharing that Redis)
   time fences   none; T is epoch seconds, or negative seconds relative to each request
   client        any address; --allow-cidr may be repeated (IPv4-mapped IPv6 matches IPv4 rules)
   v2            allowed
@@ -161,11 +194,11 @@ Quotas: --daily resets at 00:00 UTC, --hourly at the start of each hour, --block
 `;
 
 export function registerKeysCommand(program: Command): void {
-  const keys = program.command('keys').description('manage API keys and their licences (stored as sha256 hashes in DIR/keys.sqlite)');
+  const keys = program.command('keys')
+    .description('manage API keys and their licences (stored as sha256 hashes in DIR/keys.sqlite or in Redis)');
 
-  keys.command('add')
-    .description('add a key and print it (64 hex digits unless --key is given); it is shown only this once')
-    .requiredOption('--data <DIR>', 'data directory')
+  withStoreOptions(keys.command('add')
+    .description('add a key and print it (64 hex digits unless --key is given); it is shown only this once'))
     .option('--key <HEX>', `use this key (${LIMITS.apiKeyCharsMin}-${LIMITS.apiKeyCharsMax} hex digits or dashes) instead of a fresh one`)
     .option('--daily <N>', 'time quota: N requests per UTC day', unsignedArg)
     .option('--hourly <N>', 'trial licence: N requests per hour', unsignedArg)
@@ -176,7 +209,7 @@ export function registerKeysCommand(program: Command): void {
     .option('--offset-max <N>', 'largest offset per query', unsignedArg)
     .option('--burst <N>', `burst quota: N lookup/summarize requests (at most ${LIMITS.burstSizeMax}) ...`, unsignedArg)
     .option('--burst-window <SECONDS>', '... per sliding window of SECONDS', unsignedArg)
-    .option('--max-concurrent <N>', 'concurrent requests per server process (503 above it)', unsignedArg)
+    .option('--max-concurrent <N>', 'concurrent requests per server process, or per --redis-url (503 above it)', unsignedArg)
     .option('--time-fence-after <T>', 'hide data last seen before T', signedArg)
     .option('--time-fence-before <T>', 'hide data first seen after T', signedArg)
     .option('--private', 'never log query text for this key')
@@ -187,7 +220,7 @@ export function registerKeysCommand(program: Command): void {
       const opts = optionsFromFlags(cmd, flags);
       let key: string;
       try {
-        key = await addKey(sqliteKeyStoreConfig(flags.data), opts);
+        key = await addKey(storeConfigOf(cmd, flags), opts);
       } catch (err) {
         if ((err as { code?: unknown }).code === 'BAD_LICENCE') fail(cmd, (err as Error).message);
         throw err;
@@ -195,11 +228,10 @@ export function registerKeysCommand(program: Command): void {
       write(cmd, `${key}\n`);
     });
 
-  keys.command('list')
-    .description('list keys by fingerprint with their quota and usage')
-    .requiredOption('--data <DIR>', 'data directory')
-    .action(async (flags: { data: string }, cmd: Command) => {
-      const store = openExisting(cmd, flags.data);
+  withStoreOptions(keys.command('list')
+    .description('list keys by fingerprint with their quota and usage'))
+    .action(async (flags: StoreFlags, cmd: Command) => {
+      const store = openExisting(cmd, flags);
       try {
         const now = Date.now() / 1000;
         const rows = [['FINGERPRINT', 'STATUS', 'QUOTA', 'USED', 'TOTAL', 'EXPIRES']];

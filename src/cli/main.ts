@@ -12,8 +12,8 @@ import { compact, type CompactSummary } from '../shard/compactor.js';
 import { readManifest } from '../shard/manifest.js';
 import { demoObservations } from '../demo/generate.js';
 import { addKey, hasKeys } from '../auth/key-admin.js';
-import { sqliteKeyStoreConfig } from '../auth/stores/open-key-store.js';
-import { registerKeysCommand } from './keys.js';
+import { redisKeyStoreConfig, sqliteKeyStoreConfig } from '../auth/stores/open-key-store.js';
+import { redisUrlArg, registerKeysCommand } from './keys.js';
 import { progressBar } from './progress.js';
 
 const DEMO_RECORDS_DEFAULT = 1_000_000;
@@ -51,6 +51,7 @@ interface ServeFlags {
   keepaliveMs?: number;
   scanTurnMs?: number;
   searchTimeoutMs?: number;
+  redisUrl?: string;
 }
 
 async function serveUntilSignal(opts: ServeFlags, banner: (url: string) => void): Promise<void> {
@@ -63,6 +64,7 @@ async function serveUntilSignal(opts: ServeFlags, banner: (url: string) => void)
     ...(opts.keepaliveMs !== undefined ? { keepAliveMs: opts.keepaliveMs } : {}),
     ...(opts.scanTurnMs !== undefined ? { scanTurnMs: opts.scanTurnMs } : {}),
     ...(opts.searchTimeoutMs !== undefined ? { searchTimeoutMs: opts.searchTimeoutMs } : {}),
+    ...(opts.redisUrl !== undefined ? { keyStore: redisKeyStoreConfig(opts.redisUrl) } : {}),
   });
   banner(server.url);
   const stop = () => {
@@ -137,6 +139,8 @@ export function buildProgram(): Command {
       integer('--scan-turn-ms', LIMITS.scanTurnMsMin, LIMITS.scanTurnMsMax), LIMITS.scanTurnMs)
     .option('--search-timeout-ms <n>', 'a search running longer ends its stream with {"cond":"failed","msg":"Query timed out"}',
       integer('--search-timeout-ms', LIMITS.searchTimeoutMsMin, LIMITS.searchTimeoutMsMax), LIMITS.searchTimeoutMs)
+    .option('--redis-url <url>', 'keys, quotas and concurrency caps in Redis at redis://HOST:PORT[/DB], shared by every server ' +
+      'naming it (add keys with `rrscan keys add --redis-url URL`); default: DIR/keys.sqlite', redisUrlArg)
     .action(async (o: ServeFlags) => {
       if (Boolean(o.tlsCert) !== Boolean(o.tlsKey)) throw new InvalidArgumentError('--tls-cert and --tls-key go together');
       await serveUntilSignal(o, (url) => console.log(`rrscan serving ${o.data} at ${url}/pdns/v2/`));

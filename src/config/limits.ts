@@ -198,6 +198,26 @@ export const LIMITS = Object.freeze({
   keyStoreBusyTimeoutMs: 5_000,
   /** Usage of unlimited keys (enforced nowhere, shown by `keys show`) is written at most this often. */
   usageFlushIntervalMs: 1_000,
+  /**
+   * A Redis command (a charge script included) that has no reply after this long fails, and the request gets
+   * 503 OVERLOADED: a stopped or hung Redis must not hold requests open. A batch script of chargeBatchMax
+   * charges runs in a few ms.
+   */
+  redisCommandTimeoutMs: 2_000,
+  /** Opening a TCP connection to Redis; beyond it the attempt counts as failed and the client tries again. */
+  redisConnectTimeoutMs: 2_000,
+  /**
+   * Longest pause between two reconnection attempts to an unreachable Redis (the pause grows from 50 ms to
+   * this): a front end serves again within about this long after Redis returns.
+   */
+  redisReconnectDelayMsMax: 500,
+  /**
+   * Time to live of a concurrency lease in Redis (--max-concurrent shared by every front end on one Redis): the
+   * slots of a front end killed with requests in flight come back within this long.
+   */
+  concurrencyLeaseTtlMs: 10_000,
+  /** A front end renews the leases it holds this often, so a stream longer than the time to live keeps its slot. */
+  concurrencyLeaseRenewMs: 3_000,
 
   // --- Sensor ingest: pcap, pcapng, dnstap (src/ingest/pcap/, dnstap.ts) ---
   /** One fs read of a capture file; records straddling two reads are carried over, never re-read. */
@@ -304,6 +324,7 @@ export function checkLimits(): void {
   assert.ok(L.apiKeyCharsMin >= 16 && L.apiKeyCharsMin < L.apiKeyCharsMax, 'API key length bounds must be sane');
   assert.ok(L.trialResultsMax <= L.resultsDefault && L.resultsDefault <= L.resultsMaxCeiling,
     'trial results_max must not exceed the default');
+  assert.ok(L.concurrencyLeaseRenewMs * 2 < L.concurrencyLeaseTtlMs, 'a lease must be renewed twice within its time to live');
   assert.ok(L.chargeBatchMax > 0 && L.chargeBatchMax <= L.chargesPendingMax, 'a charge batch must fit the pending queue');
   assert.ok(L.keyConcurrentMax <= L.searchesInFlightMax, 'a per-key cap above the process cap means nothing');
   assert.ok(L.pcapPacketBytesMax < L.pcapngBlockBytesMax && L.pcapngBlockBytesMax <= L.sensorReadChunkBytes,

@@ -11,6 +11,7 @@ import type { Endpoint } from '../../../src/auth/access-gate.js';
 import { hashKey } from '../../../src/auth/key-material.js';
 import { SqliteKeyStore } from '../../../src/auth/stores/sqlite-key-store.js';
 import { registerKeysCommand } from '../../../src/cli/keys.js';
+import { describeEachKeyStore } from '../../helpers/redis-server.js';
 
 interface Run { ok: boolean; out: string; err: string }
 
@@ -137,7 +138,7 @@ describe('keys add', () => {
     expect(await bad('--unlimited', '--time-fence-after', '0'))
       .toBe('error: --time-fence-after: must be epoch seconds or negative seconds relative to now, got 0');
     const r = await run('add', '--daily', '5');
-    expect(r.err.trim()).toBe("error: required option '--data <DIR>' not specified");
+    expect(r.err.trim()).toBe('error: give --data DIR or --redis-url URL');
     expect((await run('list', '--data', dir)).err.trim()).toMatch(/^error: no key store in /);
   });
 
@@ -148,14 +149,19 @@ describe('keys add', () => {
   });
 });
 
-describe('keys list, revoke, reset', () => {
+describeEachKeyStore('keys list, revoke, reset', (store) => {
+  /** Where the keys of this test live, as `rrscan keys` flags. */
+  const where = (): string[] => (store.name === 'SQLite' ? ['--data', dir] : store.flags());
+
+  beforeEach(() => store.empty());
+
   it('lists fingerprints only, with usage', async () => {
-    const a = await add('--key', '1111111111111111', '--daily', '1000');
-    const b = await add('--key', '2222222222222222', '--unlimited', '--expires', '1000000000');
-    const gate = AccessGate.open({ kind: 'sqlite', dataDir: dir });
+    const a = await add(...store.flags(), '--key', '1111111111111111', '--daily', '1000');
+    const b = await add(...store.flags(), '--key', '2222222222222222', '--unlimited', '--expires', '1000000000');
+    const gate = AccessGate.open(store.config(dir));
     for (let i = 0; i < 3; i++) await admit(gate, a, '192.0.2.1', 'lookup');
     gate.close();
-    const out = (await run('list', '--data', dir)).out;
+    const out = (await run('list', ...where())).out;
     const fa = hashKey(a).toString('hex').slice(0, 12);
     const fb = hashKey(b).toString('hex').slice(0, 12);
     const rows = out.split('\n');
@@ -170,25 +176,28 @@ describe('keys list, revoke, reset', () => {
   });
 
   it('revokes a key (403 from then on) and resets usage', async () => {
-    const key = await add('--block', '2');
+    const key = await add(...store.flags(), '--block', '2');
     const fp = hashKey(key).toString('hex').slice(0, 12);
-    const gate = AccessGate.open({ kind: 'sqlite', dataDir: dir }, { licenceCacheTtlMs: 0 });
+    const gate = AccessGate.open(store.config(dir), { licenceCacheTtlMs: 0 });
     try {
       await admit(gate, key, '192.0.2.1', 'lookup');
       await admit(gate, key, '192.0.2.1', 'lookup');
       await expect(admit(gate, key, '192.0.2.1', 'lookup')).rejects.toMatchObject({ code: 'RATE_LIMITED' });
-      expect((await run('show', '--data', dir, key)).out).toContain('\nused: 2 of 2 in the block\ntotal_used: 2\n');
-      expect((await run('reset', '--data', dir, key)).out).toBe(`reset usage of ${fp}\n`);
-      expect((await run('show', '--data', dir, key)).out).toContain('\nused: 0 of 2 in the block\ntotal_used: 0\nlast_used: n/a\n');
+      expect((await run('show', ...where(), key)).out).toContain('\nused: 2 of 2 in the block\ntotal_used: 2\n');
+      expect((await run('reset', ...where(), key)).out).toBe(`reset usage of ${fp}\n`);
+      expect((await run('show', ...where(), key)).out).toContain('\nused: 0 of 2 in the block\ntotal_used: 0\nlast_used: n/a\n');
       await admit(gate, key, '192.0.2.1', 'lookup');
-      expect((await run('revoke', '--data', dir, key)).out).toBe(`revoked ${fp}\n`);
+      expect((await run('revoke', ...where(), key)).out).toBe(`revoked ${fp}\n`);
       await expect(admit(gate, key, '192.0.2.1', 'flex')).rejects.toMatchObject({ code: 'BAD_API_KEY', status: 403 });
-      expect((await run('show', '--data', dir, key)).out).toMatch(/\nstatus: revoked \d+ \(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\)\n/);
+      expect((await run('show', ...where(), key)).out).toMatch(/\nstatus: revoked \d+ \(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\)\n/);
     } finally {
       gate.close();
     }
   });
 
+});
+
+describe('keys: no such key', () => {
   it('answers no such key, and refuses text that is not a key', async () => {
     await add('--unlimited');
     for (const cmd of ['show', 'revoke', 'reset']) {

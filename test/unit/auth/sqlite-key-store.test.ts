@@ -71,6 +71,6 @@ describe('SqliteKeyStore: the file', () => {
   });
 
   it('rejects an unknown kind at run time', () => {
-    expect(() => openKeyStore({ kind: 'redis', url: 'redis://x' } as unknown as KeyStoreConfig)).toThrow('unknown key store kind "redis"');
+    expect(() => openKeyStore({ kind: 'etcd', url: 'http://x' } as unknown as KeyStoreConfig)).toThrow('unknown key store kind "etcd"');
   });
 });
