@@ -106,6 +106,22 @@ describe('serve flags', () => {
   });
 });
 
+describe('serve --search-timeout-ms', () => {
+  it('ends a scan that runs longer with an in-stream failed, and the server goes on', async () => {
+    const server = await startServer(dir, ['--search-timeout-ms', '100']);
+    try {
+      const r = await get(server, SLOW, H);
+      expect(r.status).toBe(200);
+      const got = lines(r.body);
+      expect(got[0], r.body).toEqual(begin);
+      expect(got[got.length - 1], r.body).toEqual({ cond: 'failed', msg: 'Query timed out' });
+      expect(solid((await get(server, TINY, H)).body)).toBe(tinyBody);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('one worker, one waiting task, 50 ms keep-alives', () => {
   let server: Server;
 
