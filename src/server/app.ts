@@ -18,6 +18,7 @@ import { sqliteKeyStoreConfig, type KeyStoreConfig } from '../auth/stores/open-k
 import { activeFaults } from '../lib/faults.js';
 import { applyKey } from '../query/params.js';
 import type { SearchBackend } from '../search/backend.js';
+import type { PageOutcome } from '../search/paginator.js';
 import { LocalBackend } from '../search/local/local-backend.js';
 import { Exchange } from './exchange.js';
 import { log } from './log.js';
@@ -152,8 +153,7 @@ class FrontEnd {
       // A summary counts results but writes its one line only when it succeeds, so a failed one has delivered nothing.
       const delivered = req.endpoint !== 'summarize' && outcome.results > 0;
       if (outcome.terminator === 'failed' && outcome.message === STREAM_MESSAGES.INTERNAL && !delivered) this.refund(grant);
-      const query = grant.limits.private ? {} : req.logFields;
-      this.logRequest(x, grant, { results: outcome.results, terminator: outcome.terminator, ...query });
+      this.logRequest(x, grant, req, outcome);
     } finally {
       this.streams.delete(w);
     }
@@ -163,10 +163,13 @@ class FrontEnd {
     this.gate.refund(grant).catch((err: unknown) => log.warn({ err }, 'quota refund failed; the request stays charged'));
   }
 
-  private logRequest(x: Exchange, grant: Grant, extra: object): void {
+  private logRequest(x: Exchange, grant: Grant, req: SearchRequest, outcome: PageOutcome): void {
     // Checked first so that a quieter level does not even build the record.
     if (!log.isLevelEnabled('info')) return;
-    log.info({ status: 200, ms: Math.round(performance.now() - x.started), key: grant.limits.fingerprint, ...extra }, 'request');
+    log.info({
+      status: 200, ms: Math.round(performance.now() - x.started), key: grant.limits.fingerprint,
+      results: outcome.results, terminator: outcome.terminator, ...(grant.limits.private ? {} : req.logFields()),
+    }, 'request');
   }
 
   /** uWS's handler for every GET. */

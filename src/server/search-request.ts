@@ -24,8 +24,8 @@ export interface SearchRequest {
   readonly params: CommonParams;
   /** Plans over the data as it is now; throws ApiError OVERLOADED when the backend cannot take it. */
   plan(eff: Effective): PlannedSearch;
-  /** What the request log may record of the query (never for keys with query privacy). */
-  readonly logFields: Record<string, unknown>;
+  /** What the request log may record of the query (never for keys with query privacy); built only when logged. */
+  logFields(): Record<string, unknown>;
 }
 
 /** Validates a search's path segments and query string (400s); `now` anchors relative times. */
@@ -41,9 +41,9 @@ export function parseSearch(kind: 'flex' | 'lookup' | 'summarize', segments: rea
         const plan = backend.planFlex(q, eff);
         return { run: (sink) => runFlexSearch(plan, eff, timeoutMs, sink), cancel: () => plan.cancel() };
       },
-      logFields: {
+      logFields: () => ({
         method: q.method, target: q.target, pattern: q.pattern, exclude: q.exclude, id: q.id, swclient: q.swclient, version: q.version,
-      },
+      }),
     };
   }
   const q = parseLookupQuery(segments, params, now);
@@ -53,6 +53,6 @@ export function parseSearch(kind: 'flex' | 'lookup' | 'summarize', segments: rea
       const plan = backend.planLookup(q, eff);
       return { run: (sink) => runLookup(plan, q, eff, timeoutMs, sink), cancel: () => plan.cancel() };
     },
-    logFields: { path, id: q.id, swclient: q.swclient, version: q.version },
+    logFields: () => ({ path, id: q.id, swclient: q.swclient, version: q.version }),
   };
 }

@@ -49,7 +49,7 @@ export class LocalBackend implements SearchBackend {
   planLookup(q: LookupQuery): LookupPlan {
     const lease = this.lease();
     return {
-      open: (events) => ({ ...openLookupSources(lease.snapshot.shards, q, events), close: lease.end }),
+      open: (events) => openLookupSources(lease.snapshot.shards, q, events, lease.end),
       cancel: lease.end,
     };
   }

@@ -182,8 +182,8 @@ class ShardLookupSource implements LookupSource {
   }
 }
 
-/** One source per shard, in shard order. */
-export function openLookupSources(shards: readonly ShardReader[], q: LookupQuery, events: SourceEvents): OpenSources<LookupSource> {
-  // Nothing to stop: a source reads only when the paginator pulls.
-  return { sources: shards.map((s, i) => new ShardLookupSource(s, q, i, q.aggr, events)), close: () => undefined };
+/** One source per shard, in shard order; `close` runs when the search ends (a source reads only when pulled: nothing to stop). */
+export function openLookupSources(shards: readonly ShardReader[], q: LookupQuery, events: SourceEvents,
+  close: () => void): OpenSources<LookupSource> {
+  return { sources: shards.map((s, i) => new ShardLookupSource(s, q, i, q.aggr, events)), close };
 }
