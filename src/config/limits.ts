@@ -229,8 +229,12 @@ export const LIMITS = Object.freeze({
    * typical DNS streams hold < 1 KiB).
    */
   tcpStreamIdleSec: 60,
-  /** One Frame Streams data frame; a dnstap message is at most two 64 KiB DNS messages plus addresses. */
-  dnstapFrameBytesMax: 1 << 20,
+  /**
+   * One Frame Streams data frame; a dnstap message is at most two 64 KiB DNS
+   * messages plus addresses. The frame and its 4-byte length must fit one
+   * read chunk, hence 4 bytes under sensorReadChunkBytes.
+   */
+  dnstapFrameBytesMax: (1 << 20) - 4,
   /** fstrm's own bound on a control frame (FSTRM_CONTROL_FRAME_LENGTH_MAX). */
   dnstapControlFrameBytesMax: 512,
 
@@ -306,7 +310,7 @@ export function checkLimits(): void {
   assert.ok(L.tcpStreamBytesMax >= 2 * (65_535 + 2), 'a TCP direction must hold two whole DNS messages');
   assert.ok(L.tcpStreamBufferInitialBytes > 0 && L.tcpStreamBufferInitialBytes <= L.tcpStreamBytesMax,
     'a TCP direction must start within its bound');
-  assert.ok(L.dnstapFrameBytesMax <= L.sensorReadChunkBytes, 'a dnstap frame must fit one read chunk');
+  assert.ok(L.dnstapFrameBytesMax + 4 <= L.sensorReadChunkBytes, 'a dnstap frame and its length must fit one read chunk');
   assert.ok(L.keepAliveIntervalMsMin <= L.keepAliveIntervalMs && L.keepAliveIntervalMs <= L.keepAliveIntervalMsMax &&
     L.keepAliveIntervalMsMax < L.scanTimeoutMs, 'the keep-alive default must lie in its bounds, below the scan timeout');
   assert.ok(L.poolQueueMax <= L.poolQueueMaxCeiling, 'the queue default must not exceed its ceiling');
