@@ -247,6 +247,12 @@ export const LIMITS = Object.freeze({
   /** Nesting of $INCLUDE in zone files; deeper nesting is almost certainly a file including itself. */
   zoneIncludeDepthMax: 16,
   /**
+   * $INCLUDEs followed while reading one zone file, at any depth. The depth
+   * bound alone lets a file that includes itself twice be read 2^16 times
+   * (minutes of work from two lines); real zones include a handful of files.
+   */
+  zoneIncludesMax: 256,
+  /**
    * RRsets one zone file may hold: a file is grouped in memory (roughly
    * 300-500 bytes per RRset with its rdata, so 5 M is about 2 GB). A larger
    * zone must be split before ingest.

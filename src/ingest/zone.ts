@@ -3,7 +3,8 @@
 //
 // Contract. Understands $ORIGIN, $TTL, $INCLUDE (path relative to the
 // including file, origin restored afterwards, nesting bounded by
-// LIMITS.zoneIncludeDepthMax), relative names and "@", a blank owner meaning
+// LIMITS.zoneIncludeDepthMax and the number followed by
+// LIMITS.zoneIncludesMax), relative names and "@", a blank owner meaning
 // the previous owner, TTL and class in either order (both optional),
 // parentheses across lines, `;` comments, quoted strings with escapes, the
 // RFC 3597 `\#` form, every type in rrtype.ts and TYPEnnn. Only class IN is
@@ -123,6 +124,8 @@ class ZoneParser {
   firstDollarOrigin: string | undefined;
   firstSoaOwner: string | undefined;
   firstSoaSerial: number | undefined;
+  /** $INCLUDEs followed so far, at any depth (LIMITS.zoneIncludesMax). */
+  private includes = 0;
 
   constructor(private readonly ctx: IngestContext) {}
 
@@ -193,6 +196,10 @@ class ZoneParser {
   private async include(fs: FileState, req: IncludeRequest): Promise<void> {
     if (fs.depth + 1 > LIMITS.zoneIncludeDepthMax) {
       this.reject(fs, req.line, `$INCLUDE nested deeper than ${LIMITS.zoneIncludeDepthMax} files`);
+      return;
+    }
+    if (++this.includes > LIMITS.zoneIncludesMax) {
+      this.reject(fs, req.line, `$INCLUDE ${req.file}: more than ${LIMITS.zoneIncludesMax} $INCLUDEs in one zone file`);
       return;
     }
     try {
