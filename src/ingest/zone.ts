@@ -77,6 +77,13 @@ interface IncludeRequest {
   line: number;
 }
 
+/**
+ * Errors opening an $INCLUDE file that the name written in the zone file
+ * caused, so a reject of that line rather than a failed run. A NUL byte in
+ * the name makes Node throw ERR_INVALID_ARG_VALUE before any system call.
+ */
+const INCLUDE_NAME_ERRORS = new Set<unknown>(['ENOENT', 'EACCES', 'EISDIR', 'ENOTDIR', 'ENAMETOOLONG', 'ELOOP', 'ERR_INVALID_ARG_VALUE']);
+
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 const NON_ASCII = /[\x80-\xff]/;
 const CLASSES = new Set(['IN', 'CH', 'CHAOS', 'HS', 'HESIOD', 'CS', 'NONE', 'ANY']);
@@ -205,8 +212,7 @@ class ZoneParser {
     try {
       await this.readFile(req.file, fs.depth + 1, req.origin, false);
     } catch (err) {
-      const code = (err as { code?: unknown }).code;
-      if (code === 'ENOENT' || code === 'EACCES' || code === 'EISDIR') {
+      if (INCLUDE_NAME_ERRORS.has((err as { code?: unknown }).code)) {
         this.reject(fs, req.line, `$INCLUDE ${req.file}: ${(err as Error).message}`);
         return;
       }

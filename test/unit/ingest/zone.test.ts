@@ -246,6 +246,16 @@ describe('master-file syntax', () => {
     expect(rejected.every((r) => r.file === f && /^line [12]$/.test(r.where))).toBe(true);
   });
 
+  it('bug: an $INCLUDE name with a NUL byte or through a file threw out of the reader (zone fuzz counterexample)', async () => {
+    const other = zoneFile('x.example. A 192.0.2.1', 'plain.zone');
+    const f = zoneFile(['$INCLUDE \u0000ain.zone', '$INCLUDE plain.zone/x', `$INCLUDE ${path.basename(other)}`].join('\n'));
+    const { obs, rejected } = await ingest(f);
+    expect(table(obs)).toEqual({ 'x.example. A': ['192.0.2.1'] });
+    expect(rejected.map((r) => [r.where, r.reason.replace(/:.*/s, '')])).toEqual([
+      ['line 1', `$INCLUDE ${tmp}/\u0000ain.zone`], ['line 2', `$INCLUDE ${tmp}/plain.zone/x`],
+    ]);
+  });
+
   it('decodes UTF-8 text and rejects bytes that are not UTF-8', async () => {
     const f = path.join(tmp, 'utf8.zone');
     writeFileSync(f, Buffer.concat([
