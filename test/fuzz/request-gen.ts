@@ -36,7 +36,10 @@ export interface Answer {
   status: number;
   /** The catalogue entry of an error answer (NOT_FOUND for the front end's 404). */
   code?: ApiErrorCode;
+  /** Where the router sent the request, when it got that far. */
   route?: Route['kind'];
+  /** The error came from the key's licence (applyKey), which the server applies after authentication. */
+  licence?: boolean;
   /** The validated query of a search, for comparisons. */
   params?: unknown;
 }
@@ -61,19 +64,25 @@ export const NOW = 1_760_000_000;
  * ApiError (a bug the caller reports).
  */
 export function answerOf(req: Request, key: KeyWindow): Answer {
+  let kind: Route['kind'] | undefined;
+  let licence = false;
   try {
     if (req.path.length > LIMITS.urlBytesMax) throw new ApiError('EXCEPTION');
     const r = route(req.path);
+    kind = r.kind;
     if (r.kind === 'not_found') return { status: 404, code: 'NOT_FOUND', route: r.kind };
     if (r.kind === 'ping' || r.kind === 'rate_limit') return { status: 200, route: r.kind };
     if (!acceptsNdjson(req.accept)) throw new ApiError('NOT_ACCEPTABLE');
     const search = parseSearch(r.kind, r.segments, req.query, req.path, NOW, NEVER_PLANNED);
+    licence = true;
     applyKey(search.params, key);
     return { status: 200, route: r.kind, params: search.params };
   } catch (err) {
     if (!isApiError(err)) throw err;
     if (!(err instanceof ApiError)) throw new Error(`an ApiError-like object that is no ApiError: ${String(err)}`);
-    return { status: err.status, code: err.code };
+    const a: Answer = { status: err.status, code: err.code, licence };
+    if (kind !== undefined) a.route = kind;
+    return a;
   }
 }
 
