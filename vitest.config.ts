@@ -4,7 +4,8 @@ import { defineConfig } from 'vitest/config';
 // number of test files running at once small and give them time.
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
+    // Fuzz targets (test/fuzz/*.fuzz.ts) run at CI size with the rest; `npm run fuzz` runs them long.
+    include: ['test/**/*.test.ts', 'test/fuzz/**/*.fuzz.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',

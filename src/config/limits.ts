@@ -253,8 +253,12 @@ export const LIMITS = Object.freeze({
    * typical DNS streams hold < 1 KiB).
    */
   tcpStreamIdleSec: 60,
-  /** One Frame Streams data frame; a dnstap message is at most two 64 KiB DNS messages plus addresses. */
-  dnstapFrameBytesMax: 1 << 20,
+  /**
+   * One Frame Streams data frame; a dnstap message is at most two 64 KiB DNS
+   * messages plus addresses. The frame and its 4-byte length must fit one
+   * read chunk, hence 4 bytes under sensorReadChunkBytes.
+   */
+  dnstapFrameBytesMax: (1 << 20) - 4,
   /** fstrm's own bound on a control frame (FSTRM_CONTROL_FRAME_LENGTH_MAX). */
   dnstapControlFrameBytesMax: 512,
 
@@ -266,6 +270,12 @@ export const LIMITS = Object.freeze({
   dnsNamePointerJumpsMax: 128,
   /** Nesting of $INCLUDE in zone files; deeper nesting is almost certainly a file including itself. */
   zoneIncludeDepthMax: 16,
+  /**
+   * $INCLUDEs followed while reading one zone file, at any depth. The depth
+   * bound alone lets a file that includes itself twice be read 2^16 times
+   * (minutes of work from two lines); real zones include a handful of files.
+   */
+  zoneIncludesMax: 256,
   /**
    * RRsets one zone file may hold: a file is grouped in memory (roughly
    * 300-500 bytes per RRset with its rdata, so 5 M is about 2 GB). A larger
@@ -332,7 +342,7 @@ export function checkLimits(): void {
   assert.ok(L.tcpStreamBytesMax >= 2 * (65_535 + 2), 'a TCP direction must hold two whole DNS messages');
   assert.ok(L.tcpStreamBufferInitialBytes > 0 && L.tcpStreamBufferInitialBytes <= L.tcpStreamBytesMax,
     'a TCP direction must start within its bound');
-  assert.ok(L.dnstapFrameBytesMax <= L.sensorReadChunkBytes, 'a dnstap frame must fit one read chunk');
+  assert.ok(L.dnstapFrameBytesMax + 4 <= L.sensorReadChunkBytes, 'a dnstap frame and its length must fit one read chunk');
   assert.ok(L.keepAliveIntervalMsMin <= L.keepAliveIntervalMs && L.keepAliveIntervalMs <= L.keepAliveIntervalMsMax &&
     L.keepAliveIntervalMsMax < L.searchTimeoutMs, 'the keep-alive default must lie in its bounds, below the search timeout');
   assert.ok(L.poolQueueMax <= L.poolQueueMaxCeiling, 'the queue default must not exceed its ceiling');

@@ -4,9 +4,10 @@
 //
 // Contract. Names come back as lower-case presentation with a trailing dot;
 // rdata as uncompressed canonical wire (rdataFromMessage: compressed names
-// expanded and lower-cased). OPT records stay in `additional` (callers drop
-// them, with the other meta types). Anything malformed, including bytes left
-// over after the last record, throws DnsFormatError naming the byte offset;
+// expanded and lower-cased) and as its canonical text. OPT records stay in
+// `additional` (callers drop them, with the other meta types). Anything
+// malformed, rdata whose fields do not decode included, and bytes left
+// over after the last record, throw DnsFormatError naming the byte offset;
 // no partial message is returned, since a sensor cannot tell which of its
 // records to trust. Work is bounded by the buffer: every record consumes at
 // least 11 octets, so the 16-bit section counts cannot make us loop longer
@@ -14,7 +15,7 @@
 
 import { DnsFormatError } from '../errors/catalogue.js';
 import { nameFromWire } from './name.js';
-import { rdataFromMessage } from './rdata/index.js';
+import { rdataFromMessage, rdataToText } from './rdata/index.js';
 
 export interface DnsRecord {
   name: string;
@@ -23,6 +24,8 @@ export interface DnsRecord {
   ttl: number;
   /** Uncompressed wire form. */
   rdata: Uint8Array;
+  /** Canonical presentation of rdata (rdataToText). */
+  text: string;
 }
 
 export interface DnsQuestion {
@@ -70,8 +73,20 @@ function readRecords(buf: Uint8Array, pos: number, count: number, out: DnsRecord
         `${section} record ${i + 1}: rdata of ${rdlength} octets at byte offset ${pos} runs past the end of the message`);
     }
     const rdata = rdataFromMessage(rrtype, buf, pos, rdlength);
+    // rdataFromMessage checks names and field framing only: fields that do
+    // not decode (an A of 3 octets, bad SVCB parameters) are found by
+    // printing, which every record needs anyway. Printed here, a malformed
+    // record fails the message with its offset instead of failing whoever
+    // prints it later.
+    let text: string;
+    try {
+      text = rdataToText(rrtype, rdata);
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== 'DNS_FORMAT') throw err;
+      throw new DnsFormatError(`${section} record ${i + 1}: ${(err as Error).message} (rdata at byte offset ${pos})`);
+    }
     pos += rdlength;
-    out.push({ name, rrtype, rrclass, ttl, rdata });
+    out.push({ name, rrtype, rrclass, ttl, rdata, text });
   }
   return pos;
 }

@@ -291,8 +291,11 @@ function txtFast(text: string): Rdata | undefined {
  * line file it cost more in hashing and garbage collection than it saved.)
  */
 class Memo {
-  private rrnameRaw = '';
+  // No string matches before the first line: an empty rrname must reach
+  // normalizeName and be refused, not match an initial ''.
+  private rrnameRaw: string | undefined = undefined;
   private rrnameNorm = '';
+  // An empty bailiwick matches from the start and stays '': unknown, like an absent one.
   private bailiwickRaw = '';
   private bailiwickNorm = '';
 

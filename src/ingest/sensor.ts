@@ -66,7 +66,6 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { LIMITS } from '../config/limits.js';
 import type { DnsMessage, DnsRecord } from '../dns/message.js';
 import { readWireName } from '../dns/name.js';
-import { rdataToText } from '../dns/rdata/index.js';
 import { isMetaType, RR } from '../dns/rrtype.js';
 import type { Observation, Rdata } from '../model/observation.js';
 import type { IngestContext } from './context.js';
@@ -323,7 +322,7 @@ export function observeResponse(msg: DnsMessage, timeSec: number, bailiwick?: st
       const rdata = obs.rdata as Rdata[];
       let dup = false;
       for (let i = 0; i < rdata.length && !dup; i++) dup = sameBytes(rdata[i]!.wire, rr.rdata);
-      if (!dup) rdata.push({ text: rdataToText(rr.rrtype, rr.rdata), wire: ownWire(rr.rdata) });
+      if (!dup) rdata.push({ text: rr.text, wire: ownWire(rr.rdata) });
     }
   }
   assert.ok(out.length <= records - metaOrClass - outOfBailiwick, 'an RRset needs at least one record');

@@ -3,7 +3,8 @@
 //
 // Contract. Understands $ORIGIN, $TTL, $INCLUDE (path relative to the
 // including file, origin restored afterwards, nesting bounded by
-// LIMITS.zoneIncludeDepthMax), relative names and "@", a blank owner meaning
+// LIMITS.zoneIncludeDepthMax and the number followed by
+// LIMITS.zoneIncludesMax), relative names and "@", a blank owner meaning
 // the previous owner, TTL and class in either order (both optional),
 // parentheses across lines, `;` comments, quoted strings with escapes, the
 // RFC 3597 `\#` form, every type in rrtype.ts and TYPEnnn. Only class IN is
@@ -76,6 +77,13 @@ interface IncludeRequest {
   line: number;
 }
 
+/**
+ * Errors opening an $INCLUDE file that the name written in the zone file
+ * caused, so a reject of that line rather than a failed run. A NUL byte in
+ * the name makes Node throw ERR_INVALID_ARG_VALUE before any system call.
+ */
+const INCLUDE_NAME_ERRORS = new Set<unknown>(['ENOENT', 'EACCES', 'EISDIR', 'ENOTDIR', 'ENAMETOOLONG', 'ELOOP', 'ERR_INVALID_ARG_VALUE']);
+
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 const NON_ASCII = /[\x80-\xff]/;
 const CLASSES = new Set(['IN', 'CH', 'CHAOS', 'HS', 'HESIOD', 'CS', 'NONE', 'ANY']);
@@ -123,6 +131,8 @@ class ZoneParser {
   firstDollarOrigin: string | undefined;
   firstSoaOwner: string | undefined;
   firstSoaSerial: number | undefined;
+  /** $INCLUDEs followed so far, at any depth (LIMITS.zoneIncludesMax). */
+  private includes = 0;
 
   constructor(private readonly ctx: IngestContext) {}
 
@@ -195,11 +205,14 @@ class ZoneParser {
       this.reject(fs, req.line, `$INCLUDE nested deeper than ${LIMITS.zoneIncludeDepthMax} files`);
       return;
     }
+    if (++this.includes > LIMITS.zoneIncludesMax) {
+      this.reject(fs, req.line, `$INCLUDE ${req.file}: more than ${LIMITS.zoneIncludesMax} $INCLUDEs in one zone file`);
+      return;
+    }
     try {
       await this.readFile(req.file, fs.depth + 1, req.origin, false);
     } catch (err) {
-      const code = (err as { code?: unknown }).code;
-      if (code === 'ENOENT' || code === 'EACCES' || code === 'EISDIR') {
+      if (INCLUDE_NAME_ERRORS.has((err as { code?: unknown }).code)) {
         this.reject(fs, req.line, `$INCLUDE ${req.file}: ${(err as Error).message}`);
         return;
       }

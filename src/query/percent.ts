@@ -32,7 +32,12 @@ export function percentDecode(raw: string): string | undefined {
     } else if (c < 0x80) {
       bytes[n++] = c;
     } else {
-      n += bytes.write(raw[i]!, n, 'utf8');
+      // A character beyond U+FFFF is a surrogate pair: written one half at a
+      // time, each half would become U+FFFD.
+      const next = i + 1 < raw.length ? raw.charCodeAt(i + 1) : 0;
+      const wide = c >= 0xd800 && c <= 0xdbff && next >= 0xdc00 && next <= 0xdfff;
+      n += bytes.write(wide ? raw.slice(i, i + 2) : raw[i]!, n, 'utf8');
+      if (wide) i++;
     }
   }
   try {

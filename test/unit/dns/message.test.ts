@@ -71,6 +71,15 @@ describe('parseMessage', () => {
     }
   });
 
+  it('bug: a well-framed record whose rdata does not decode was returned, and failed whoever printed it (pcap fuzz)', () => {
+    // Counterexample of the pcap fuzz target: an additional A record of one octet.
+    const e = thrown(() => parseMessage(bytes('0000 8580 0000 0000 0000 0001 00 0001 0001 00000000 0001 00')));
+    expect(e.code).toBe('DNS_FORMAT');
+    expect(e.message).toBe('additional record 1: malformed rdata: truncated IPv4 address at rdata offset 0 (rdata at byte offset 23)');
+    // What parses comes with its text.
+    expect(parseMessage(bytes('0000 8580 0000 0001 0000 0000 00 0001 0001 00000000 0004 C0000201')).answers[0]!.text).toBe('192.0.2.1');
+  });
+
   it('rejects a compression loop inside the message', () => {
     // Question name at 12 points to 14, which points back to 12.
     const e = thrown(() => parseMessage(bytes('0000 0000 0001 0000 0000 0000 C00E C00C 0001 0001')));

@@ -135,6 +135,19 @@ describe('dnstap (generated Frame Streams)', () => {
     expect(stats.rejected).toBe(2);
   });
 
+  it('bug: a data frame of 1 MiB failed an assertion instead of being rejected (dnstap fuzz)', async () => {
+    // Counterexample of the dnstap fuzz target (a flipped bit made a frame length 0x00100000): the frame and its
+    // 4-byte length did not fit one read chunk, and ChunkedFile.fill asserted.
+    const startLen = control(2, 'protobuf:dnstap.Dnstap').length;
+    for (const len of [1 << 20, (1 << 20) - 3]) {
+      const { obs, ctx } = await run('big.fstrm', cat([control(2, 'protobuf:dnstap.Dnstap'), be32(len), new Uint8Array(16)]));
+      expect(obs).toEqual([]);
+      expect(ctx.rejects.map((e) => [(e as { where?: string }).where, (e as { reason?: string }).reason])).toEqual([
+        [`frame 2 (byte offset ${startLen})`, `frame length ${len} exceeds ${(1 << 20) - 4} bytes`],
+      ]);
+    }
+  });
+
   it('a file cut inside a frame is rejected once and stops', async () => {
     const bytes = fstrm([dnstapFrame({ type: 6, responseTimeSec: T, response })]);
     const { obs, ctx } = await run('cut.fstrm', bytes.subarray(0, bytes.length - 20));

@@ -263,6 +263,17 @@ describe('NDJSON bad lines', () => {
     ]);
   });
 
+  it('bug: an empty rrname on the first line became an RRset with an empty owner (NDJSON fuzz counterexample)', async () => {
+    // The name memo started out holding '' as the last raw rrname, so "" skipped normalizeName.
+    const { obs, rejects } = await readText([
+      '{"rrname":"","rrtype":"A","rdata":"192.0.2.1","time_first":0,"time_last":0}',
+      '{"rrname":"ok.example.","rrtype":"A","rdata":"192.0.2.1","time_first":1}',
+      '{"rrname":"","rrtype":"A","rdata":"192.0.2.1","time_first":0,"time_last":0}',
+    ].join('\n'));
+    expect(obs.map(row)).toEqual(['ok.example. A - 1 1 1 0 0 | 192.0.2.1']);
+    expect(rejects.map((e) => [e.where, e.reason])).toEqual([['line 1', 'rrname "": empty name'], ['line 3', 'rrname "": empty name']]);
+  });
+
   it('rejects a line longer than ingestLineBytesMax and reads the lines after it', async () => {
     const big = `{"rrname":"x.","rrtype":"TXT","rdata":"\\"${'y'.repeat(LIMITS.ingestLineBytesMax)}\\"","time_first":1}`;
     const line = (n: number) => `{"rrname":"n${n}.example.","rrtype":"A","rdata":"192.0.2.${n}","time_first":1}`;

@@ -204,6 +204,20 @@ describe('bad input and ordinary noise (generated)', () => {
     expect(stats).toMatchObject({ notDns: 2, rejected: 1, responses: 1 });
   });
 
+  it('bug: a response with rdata that does not decode threw a DnsFormatError out of the reader (pcap fuzz)', async () => {
+    // Counterexample of the pcap fuzz target: a well-framed A record of one octet. It is a reject naming its packet.
+    const bad = dnsMessage({ id: 1, flags: QR | AA, qname: 'www.example.com.',
+      additional: [{ name: '_sip._tcp.com.', type: 1, rdata: Uint8Array.of(0) }] });
+    const { obs, ctx, stats } = await run('bad-rdata.pcap', pcapFile([
+      { sec: T0, frame: ethernet(udpV4(bad)) },
+      { sec: T0, frame: ethernet(udpV4(answer)) },
+    ]));
+    expect(summary(obs)).toEqual(EXPECTED);
+    expect(ctx.rejects.map((e) => (e as { where?: string }).where)).toEqual(['packet 1 (byte offset 24)']);
+    expect(ctx.rejects[0]!.message).toMatch(/DNS response does not parse: additional record 1: malformed rdata: truncated IPv4 address/);
+    expect(stats).toMatchObject({ rejected: 1, responses: 1 });
+  });
+
   it('a snaplen-cut response and a TC=1 response are skipped and counted', async () => {
     const frame = ethernet(udpV4(answer));
     const tcAnswer = dnsMessage({ id: 3, flags: QR | TC | RD | RA, qname: 'big.example.com.' });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { DnsMessage, DnsRecord } from '../../../src/dns/message.js';
 import { nameToWire } from '../../../src/dns/name.js';
+import { rdataToText } from '../../../src/dns/rdata/index.js';
 import {
   inferBailiwick, isAtOrUnder, newSensorStats, observeResponse, parentName, responseObservations,
 } from '../../../src/ingest/sensor.js';
@@ -8,7 +9,7 @@ import {
 const A = 1, NS = 2, SOA = 6, OPT = 41, DS = 43, TXT = 16, CNAME = 5, RRSIG = 46, DNSKEY = 48;
 
 function rr(name: string, rrtype: number, rdata: Uint8Array, rrclass = 1): DnsRecord {
-  return { name, rrtype, rrclass, ttl: 300, rdata };
+  return { name, rrtype, rrclass, ttl: 300, rdata, text: rdataToText(rrtype, rdata) };
 }
 const ip = (t: string): Uint8Array => Uint8Array.from(t.split('.').map(Number));
 const soaRdata = (): Uint8Array => {

@@ -235,6 +235,27 @@ describe('master-file syntax', () => {
     expect(rejected).toEqual([{ file: f, where: 'line 2', reason: '$INCLUDE nested deeper than 16 files' }]);
   });
 
+  it('bug: a file including itself twice was read 2^16 times (zone fuzz counterexample)', async () => {
+    // The depth bound alone allowed a binary tree of includes 16 deep; the count of $INCLUDEs bounds the work.
+    const f = zoneFile(['$INCLUDE twice.zone', '$INCLUDE twice.zone'].join('\n'), 'twice.zone');
+    const started = performance.now();
+    const { obs, rejected } = await ingest(f);
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(obs).toEqual([]);
+    expect(rejected.filter((r) => r.reason.endsWith('more than 256 $INCLUDEs in one zone file')).length).toBeGreaterThan(0);
+    expect(rejected.every((r) => r.file === f && /^line [12]$/.test(r.where))).toBe(true);
+  });
+
+  it('bug: an $INCLUDE name with a NUL byte or through a file threw out of the reader (zone fuzz counterexample)', async () => {
+    const other = zoneFile('x.example. A 192.0.2.1', 'plain.zone');
+    const f = zoneFile(['$INCLUDE \u0000ain.zone', '$INCLUDE plain.zone/x', `$INCLUDE ${path.basename(other)}`].join('\n'));
+    const { obs, rejected } = await ingest(f);
+    expect(table(obs)).toEqual({ 'x.example. A': ['192.0.2.1'] });
+    expect(rejected.map((r) => [r.where, r.reason.replace(/:.*/s, '')])).toEqual([
+      ['line 1', `$INCLUDE ${tmp}/\u0000ain.zone`], ['line 2', `$INCLUDE ${tmp}/plain.zone/x`],
+    ]);
+  });
+
   it('decodes UTF-8 text and rejects bytes that are not UTF-8', async () => {
     const f = path.join(tmp, 'utf8.zone');
     writeFileSync(f, Buffer.concat([

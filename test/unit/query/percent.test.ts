@@ -9,6 +9,12 @@ describe('percentDecode (compat.md "Values")', () => {
     expect(percentDecode('%252A')).toBe('%2A');
     expect(percentDecode('%c3%a9')).toBe('é');
   });
+  it('bug: a raw character beyond U+FFFF next to an escape became two U+FFFD (fuzz counterexample "%00\u{10000}")', () => {
+    // Clients send raw UTF-8; uWS hands it over decoded, so such a character is a surrogate pair here.
+    expect(percentDecode('%00\u{10000}')).toBe('\u0000\u{10000}');
+    expect(percentDecode('\u{1F600}%41')).toBe('\u{1F600}A');
+    expect(parseQueryString('exclude=%2A\u{1F600}')!.get('exclude')).toBe('*\u{1F600}');
+  });
   it('refuses malformed escapes and invalid UTF-8', () => {
     expect(percentDecode('%')).toBeUndefined();
     expect(percentDecode('%2')).toBeUndefined();
