@@ -43,6 +43,8 @@ export interface Output<R> {
   complete?(): boolean;
   /** A last line before the terminator (summarize's one object), given the results written. */
   closing?(results: number): string | undefined;
+  /** Results are lines written as they are: a lone source's items may go out a run at a time. */
+  readonly plain?: boolean;
 }
 
 export interface Page {
@@ -74,7 +76,13 @@ export function paginate<S extends SortedSource, R>(plan: Openable<S>, combiner:
 
 /** Output of plain results: the lines go to the sink. */
 export function linesTo(sink: ResultSink): Output<string> {
-  return { write: (lines) => sink.text(lines) };
+  return { write: (lines) => sink.text(lines), plain: true };
+}
+
+/** A source that can hand over several items' lines at once (FlexSource.bulk). */
+interface BulkSource extends SortedSource {
+  bulk(max: number): string;
+  readonly bulkCount: number;
 }
 
 const GONE = 'client went away';
@@ -175,6 +183,9 @@ class Paginator<S extends SortedSource, R> {
 
   /** Merges until the answer ends, a source waits, the sink pushes back, or the turn is used up. */
   private step(): void {
+    const sources = this.opened!.sources;
+    const lone = sources.length === 1 ? sources[0]! : undefined;
+    if (lone !== undefined && this.output.plain === true && 'bulk' in lone) return this.stepBulk(lone as unknown as BulkSource);
     for (let budget: number = LIMITS.pageGroupsPerTurn; !this.finished; budget--) {
       if (this.sink.aborted) return this.finish('failed', GONE);
       if (!this.sink.writable) {
@@ -200,6 +211,40 @@ class Paginator<S extends SortedSource, R> {
       if (this.written >= this.page.limit) return this.finish('limited');
       this.output.write(result);
       this.written++;
+    }
+  }
+
+  /**
+   * step() for one source whose items go out as they are: offset and limit
+   * count items of whole runs, with the same rules and terminators.
+   */
+  private stepBulk(source: BulkSource): void {
+    for (let budget: number = LIMITS.pageGroupsPerTurn; !this.finished;) {
+      if (this.sink.aborted) return this.finish('failed', GONE);
+      if (!this.sink.writable) {
+        this.waiting();
+        void this.sink.whenWritable().then(() => this.pump());
+        return;
+      }
+      if (budget <= 0) {
+        this.waiting();
+        void nextTurn().then(() => this.pump());
+        return;
+      }
+      const st = source.state();
+      if (st === WAIT) return this.waiting();
+      if (st !== HAS) return this.finish('succeeded');
+      if (this.skipped < this.page.offset) {
+        source.bulk(Math.min(budget, this.page.offset - this.skipped));
+        this.skipped += source.bulkCount;
+        budget -= source.bulkCount;
+        continue;
+      }
+      if (this.written >= this.page.limit) return this.finish('limited');
+      const lines = source.bulk(Math.min(budget, this.page.limit - this.written));
+      this.sink.text(lines);
+      this.written += source.bulkCount;
+      budget -= source.bulkCount;
     }
   }
 

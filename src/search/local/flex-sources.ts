@@ -104,6 +104,16 @@ class Part {
     this.resume();
   }
 
+  /** Lines of up to `max` values from the current one, within the first batch; moves past them. */
+  take(max: number): { text: string; count: number } {
+    const b = this.batches[0]!;
+    const count = Math.min(max, b.keys.length - this.at);
+    const text = b.text.slice(this.at === 0 ? 0 : b.ends[this.at - 1]!, b.ends[this.at + count - 1]!);
+    this.at += count - 1;
+    this.advance();
+    return { text, count };
+  }
+
   /** Stops the part; resolves once its worker has let go of the shards. */
   close(): Promise<void> {
     this.closed = true;
@@ -150,6 +160,14 @@ class ShardSource implements FlexSource {
 
   advance(): void {
     this.part.advance();
+  }
+
+  bulkCount = 0;
+
+  bulk(max: number): string {
+    const { text, count } = this.part.take(max);
+    this.bulkCount = count;
+    return text;
   }
 }
 

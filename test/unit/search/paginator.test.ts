@@ -98,6 +98,21 @@ function setup(lists: Record<string, string[]>) {
 
 const page = (p: Partial<Page> = {}): Page => ({ offset: 0, limit: 100, deadlineMs: 10_000, ...p });
 
+/** A lone source that hands over runs of at most 3 items (a batch), as a flex shard does. */
+class FakeBulkSource extends FakeSource {
+  bulkCount = 0;
+  bulk(max: number): string {
+    let text = '';
+    this.bulkCount = 0;
+    while (this.bulkCount < Math.min(max, 3) && this.state() === HAS) {
+      text += `${this.key()}:${this.name}\n`;
+      this.advance();
+      this.bulkCount++;
+    }
+    return text;
+  }
+}
+
 describe('paginator', () => {
   it('merges sources by key and folds equal keys into one result', async () => {
     const f = setup({ a: ['b', 'd', 'e'], b: ['a', 'd'], c: ['c', 'e', 'f'] });
@@ -243,6 +258,25 @@ describe('paginator', () => {
     clearInterval(timer);
     expect(o.results).toBe(0);
     expect(ticks).toBeGreaterThanOrEqual(2);
+  });
+
+  it('a lone source that hands over runs gives the same answer, offset, limit and terminator as one item at a time', async () => {
+    const keys = Array.from({ length: 10 }, (_, i) => `k${i}`);
+    for (const [offset, limit] of [[0, 100], [0, 4], [2, 5], [4, 6], [9, 1], [10, 1], [0, 10]] as const) {
+      let events: SourceEvents | undefined;
+      const src = new FakeBulkSource('a', keys, () => events!);
+      const bulkSink = new FakeSink();
+      const plan = {
+        open: (ev: SourceEvents) => { events = ev; return { sources: [src], close: () => undefined }; },
+        cancel: () => undefined,
+      };
+      const bulk = await paginate(plan, new Names(), linesTo(bulkSink), page({ offset, limit }), bulkSink);
+      const f = setup({ a: keys });
+      const oneSink = new FakeSink();
+      const one = await paginate(f.open, new Names(), { write: (l: string) => oneSink.text(l) }, page({ offset, limit }), oneSink);
+      expect([bulk, bulkSink.out.join(''), bulkSink.ended], `offset ${offset} limit ${limit}`)
+        .toEqual([one, oneSink.out.join(''), oneSink.ended]);
+    }
   });
 
   it('a summary counts what it would write, closes with one line, and ends succeeded once complete', async () => {
