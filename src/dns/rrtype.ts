@@ -134,7 +134,11 @@ export function isFlexRdataType(code: number): boolean {
   return byCode.get(code)?.flexRdata ?? false;
 }
 
-/** Meta types that never describe stored data (OPT, TSIG, TKEY, and the query-only 251-255). */
+/**
+ * Types that never describe stored data: OPT, TSIG, TKEY, the query-only
+ * 251-255, and 0, which is reserved (RFC 6895 section 3.1) and so never a
+ * record's type; NDJSON ingest refused it, captures and zone files must too.
+ */
 export function isMetaType(code: number): boolean {
-  return code === 41 || code === 249 || code === 250 || (code >= 251 && code <= 255);
+  return code === 0 || code === 41 || code === 249 || code === 250 || (code >= 251 && code <= 255);
 }

@@ -153,6 +153,14 @@ describe('responseObservations', () => {
     expect(stats).toMatchObject({ responses: 1, records: 8, metaOrClass: 2, outOfBailiwick: 0, observations: 4 });
   });
 
+  it('bug: a record of the reserved type 0 became an observation (pcap fuzz counterexample)', () => {
+    const stats = newSensorStats();
+    const response = msg({ qname: 'www.com.', answers: [rr('www.com.', 0, new Uint8Array(0)), rr('www.com.', A, ip('192.0.2.1'))] });
+    const obs = observeResponse(response, 1, 'com.', stats);
+    expect(obs.map((o) => [o.rrname, o.rrtype])).toEqual([['www.com.', A]]);
+    expect(stats).toMatchObject({ records: 2, metaOrClass: 1, observations: 1 });
+  });
+
   it('drops records outside the bailiwick (poisoned glue)', () => {
     const poisoned = msg({
       qname: 'www.example.com.',

@@ -256,6 +256,13 @@ describe('master-file syntax', () => {
     ]);
   });
 
+  it('bug: a record of the reserved type 0 was kept (the pcap fuzz counterexample, in a zone file)', async () => {
+    const f = zoneFile(['zero.example. TYPE0 \\# 0', 'zero.example. A 192.0.2.1'].join('\n'));
+    const { obs, rejected } = await ingest(f);
+    expect(table(obs)).toEqual({ 'zero.example. A': ['192.0.2.1'] });
+    expect(rejected).toEqual([{ file: f, where: 'line 1', reason: 'type TYPE0 cannot appear in a zone file' }]);
+  });
+
   it('decodes UTF-8 text and rejects bytes that are not UTF-8', async () => {
     const f = path.join(tmp, 'utf8.zone');
     writeFileSync(f, Buffer.concat([
