@@ -175,7 +175,9 @@ describe('kill -9 in the middle of charging', () => {
       expect(used).toBeGreaterThanOrEqual(acked);
       expect(used).toBeLessThanOrEqual(Math.min(LIMIT, acked + rounds * IN_FLIGHT));
     }
-    expect(rounds).toBeGreaterThan(2);
+    // At least one child died mid-charge before the block ran out. (Not "more than two rounds": on a loaded
+    // machine a child's pipe may hold hundreds of grants more than the parent had read when it sent the kill.)
+    expect(rounds).toBeGreaterThanOrEqual(2);
     // Killing never let more than the block through.
     expect(acked).toBeLessThanOrEqual(LIMIT);
     expect(committedUsage(key).periodUsed).toBe(LIMIT);
