@@ -8,7 +8,8 @@
 //
 // Seeds. One seed per run, shared by every target: RRSCAN_FUZZ_SEED when set,
 // else derived from the UTC date, so a day's runs explore the same cases on
-// every machine and the next day explores new ones. Each target logs the seed;
+// every machine and the next day explores new ones (vitest.config.ts fixes it
+// once per run, so a run crossing midnight keeps one seed). Each target logs the seed;
 // a failure is repeated with RRSCAN_FUZZ_SEED=<seed> (fast-check's report also
 // gives the seed and the shrink path of the counterexample).
 
