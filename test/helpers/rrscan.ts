@@ -247,3 +247,21 @@ export function streamGet(server: { port: number }, pathAndQuery: string, header
     },
   };
 }
+
+/** Deterministic names: a random-looking first label of 20-39 characters of [a-z0-9], then a fixed suffix. */
+export function randomNames(count: number, suffix: string, seed: number): string[] {
+  const alphabet = 'abcdefghijklmnopqrstuvwxyz0123456789';
+  const out: string[] = [];
+  let s = seed >>> 0;
+  const next = () => {
+    s = (Math.imul(s, 1_103_515_245) + 12_345) >>> 0;
+    return s >>> 8;
+  };
+  for (let i = 0; i < count; i++) {
+    let label = '';
+    const length = 20 + (next() % 20);
+    for (let j = 0; j < length; j++) label += alphabet[next() % alphabet.length];
+    out.push(`${label}.host${i % 97}.${suffix}`);
+  }
+  return out;
+}

@@ -30,7 +30,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_ERRORS, STREAM_MESSAGES } from '../../src/errors/catalogue.js';
 import {
-  addKey, begin, body, cli, get, ingestNdjson, lines, startServer, tempPaths, type Reply, type Server,
+  addKey, begin, body, cli, get, ingestNdjson, lines, randomNames, startServer, tempPaths, type Reply, type Server,
 } from '../helpers/rrscan.js';
 
 const NAMES = 5_000;
@@ -40,24 +40,6 @@ const FAILED = { cond: 'failed', msg: STREAM_MESSAGES.INTERNAL };
 const PAGE_500 = API_ERRORS.INTERNAL.text;
 /** One scan thread and no queue: a task the pool failed to count out would refuse the next flex search with 503. */
 const ONE_WORKER = ['--workers', '1', '--queue-max', '0'];
-
-/** Deterministic names: a first label of 20-39 characters of [a-z0-9], then a host label and SUFFIX. */
-function names(count: number, seed: number): string[] {
-  const alphabet = 'abcdefghijklmnopqrstuvwxyz0123456789';
-  const out: string[] = [];
-  let s = seed >>> 0;
-  const next = () => {
-    s = (Math.imul(s, 1_103_515_245) + 12_345) >>> 0;
-    return s >>> 8;
-  };
-  for (let i = 0; i < count; i++) {
-    let label = '';
-    const length = 20 + (next() % 20);
-    for (let j = 0; j < length; j++) label += alphabet[next() % alphabet.length];
-    out.push(`${label}.host${i % 97}.${SUFFIX}`);
-  }
-  return out;
-}
 
 const record = (rrname: string, i: number) => ({
   count: 1, time_first: 1_600_000_000, time_last: 1_600_000_000, rrname, rrtype: 'A', bailiwick: 'example.',
@@ -83,7 +65,7 @@ let unlimited: Record<string, string>;
 
 beforeAll(() => {
   dir = paths.fresh();
-  all = names(NAMES - 1, 20_260_101);
+  all = randomNames(NAMES - 1, SUFFIX, 20_260_101);
   expect(all.filter((n) => n.includes('needle'))).toEqual([]);
   all.push(NEEDLE);
   ingestNdjson(dir, all.map(record));

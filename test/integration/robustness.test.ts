@@ -25,7 +25,7 @@
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  addKey, cli, get, ingestNdjson, lines, removeDir, startServer, streamGet, tempDir, type Server, body, begin, none,
+  addKey, cli, get, ingestNdjson, lines, randomNames, removeDir, startServer, streamGet, tempDir, type Server, body, begin, none,
 } from '../helpers/rrscan.js';
 
 const RECORDS = 100_000;
@@ -36,24 +36,6 @@ const SLOW = '/pdns/v2/regex/rrnames/' + encodeURIComponent('(?:[a-f][^.]{20}|[0
 const TINY = '/pdns/v2/regex/rrnames/needle';
 const NEEDLE = 'needle.robust.example.';
 const OVERLOADED = 'Error: Server is overloaded, try again later\n';
-
-/** Deterministic names: a random-looking first label of 20-39 characters of [a-z0-9], then a fixed suffix. */
-function names(count: number, suffix: string, seed: number): string[] {
-  const alphabet = 'abcdefghijklmnopqrstuvwxyz0123456789';
-  const out: string[] = [];
-  let s = seed >>> 0;
-  const next = () => {
-    s = (Math.imul(s, 1_103_515_245) + 12_345) >>> 0;
-    return s >>> 8;
-  };
-  for (let i = 0; i < count; i++) {
-    let label = '';
-    const length = 20 + (next() % 20);
-    for (let j = 0; j < length; j++) label += alphabet[next() % alphabet.length];
-    out.push(`${label}.host${i % 97}.${suffix}`);
-  }
-  return out;
-}
 
 const record = (rrname: string, i: number) => ({
   count: 1, time_first: 1_600_000_000, time_last: 1_600_000_000, rrname, rrtype: 'A', bailiwick: 'example.',
@@ -75,7 +57,7 @@ let slowScanMs = 0;
 
 beforeAll(() => {
   dir = tempDir('rrscan-robust-');
-  const all = names(RECORDS - 1, 'robust.example.', 20_251_122);
+  const all = randomNames(RECORDS - 1, 'robust.example.', 20_251_122);
   expect(all.filter((n) => n.includes('needle') || n.includes('_'))).toEqual([]);
   all.push(NEEDLE);
   ingestNdjson(dir, all.map(record));
@@ -359,8 +341,8 @@ describe('more shards than workers', () => {
 
   beforeAll(async () => {
     two = tempDir('rrscan-robust-two-');
-    const a = names(10_000, 'one.example.', 7);
-    const b = names(10_000, 'two.example.', 11);
+    const a = randomNames(10_000, 'one.example.', 7);
+    const b = randomNames(10_000, 'two.example.', 11);
     ingestNdjson(two, a.map(record), 'a.ndjson');
     ingestNdjson(two, b.map(record), 'b.ndjson');
     expected = [...a, ...b].filter((n) => /^[a-z]/.test(n)).sort().slice(0, 10_000);
@@ -388,7 +370,7 @@ describe('more shards than workers', () => {
     // on from where it stopped, in order, without losing or repeating a name.
     const pattern = '^[a-z].*one\\.example\\.$|^0.*two\\.example\\.$';
     const re = new RegExp(pattern);
-    const all = [...names(10_000, 'one.example.', 7), ...names(10_000, 'two.example.', 11)].filter((n) => re.test(n)).sort();
+    const all = [...randomNames(10_000, 'one.example.', 7), ...randomNames(10_000, 'two.example.', 11)].filter((n) => re.test(n)).sort();
     expect(all.filter((n) => n.endsWith('one.example.')).slice(0, 3000).length).toBeGreaterThan(2251);
     const r = await get(server, `/pdns/v2/regex/rrnames/${encodeURIComponent(pattern)}?limit=3000`, { 'X-API-Key': twoKey });
     expect(r.status).toBe(200);
