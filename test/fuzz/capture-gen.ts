@@ -7,8 +7,8 @@ import fc from 'fast-check';
 import { nameToWire } from '../../src/dns/name.js';
 import { rdataToText } from '../../src/dns/rdata/index.js';
 import {
-  AA, ACK, PSH, QR, RA, RD, SYN, TC, be32, bsdNull, cat, dnsMessage, ethernet, ipv4, ipv6, pcapFile, pcapngFile, sll, sll2, tcp,
-  tcpFramed, udp, type FixturePacket, type FixtureRr,
+  AA, ACK, PSH, QR, RA, RD, SYN, TC, be32, bsdNull, cat, control, dnsMessage, ethernet, fieldBytes, fieldVarint, ipv4, ipv6, pcapFile,
+  pcapngFile, sll, sll2, tcp, tcpFramed, udp, type FixturePacket, type FixtureRr,
 } from '../unit/ingest/wire-fixtures.js';
 import { seedArb } from './rdata-seeds.js';
 
@@ -107,18 +107,6 @@ export const pcapArb: fc.Arbitrary<{ bytes: Uint8Array; clean: boolean }> = fc.r
 // ---------------------------------------------------------------------------
 // dnstap: a protobuf and Frame Streams writer, just enough for the fields the reader uses.
 
-function varint(v: number): Uint8Array {
-  const out: number[] = [];
-  while (v >= 0x80) {
-    out.push((v % 128) | 0x80);
-    v = Math.floor(v / 128);
-  }
-  out.push(v);
-  return Uint8Array.from(out);
-}
-const fieldVarint = (field: number, v: number) => cat([varint(field * 8), varint(v)]);
-const fieldBytes = (field: number, b: Uint8Array) => cat([varint(field * 8 + 2), varint(b.length), b]);
-
 const tapMessageArb = fc.record({
   dnstapType: fc.oneof({ weight: 9, arbitrary: fc.constant(1) }, { weight: 1, arbitrary: fc.constant(2) }),
   // Even types are responses, odd ones queries (dnstap.proto).
@@ -140,13 +128,6 @@ const tapMessageArb = fc.record({
   const clean = m.response === undefined || (m.response.clean && (m.responseTimeSec !== undefined || m.queryTimeSec !== undefined));
   return { bytes: cat([be32(tap.length), tap]), clean };
 });
-
-function control(type: number, contentType?: string): Uint8Array {
-  const fields = contentType === undefined ? new Uint8Array(0)
-    : cat([be32(1), be32(contentType.length), new TextEncoder().encode(contentType)]);
-  const body = cat([be32(type), fields]);
-  return cat([be32(0), be32(body.length), body]);
-}
 
 /** A Frame Streams file of dnstap messages (START, data frames, sometimes a STOP); `clean` when nothing in it is malformed. */
 export const dnstapArb: fc.Arbitrary<{ bytes: Uint8Array; clean: boolean }> = fc.record({

@@ -6,6 +6,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -264,4 +265,14 @@ export function randomNames(count: number, suffix: string, seed: number): string
     out.push(`${label}.host${i % 97}.${suffix}`);
   }
   return out;
+}
+
+/** Sends a GET on a raw socket and never reads the answer: the request stays in flight until destroy(). */
+export async function stalledGet(port: number, p: string, key: string): Promise<net.Socket> {
+  const sock = net.connect(port, '127.0.0.1');
+  await new Promise<void>((resolve, reject) => { sock.once('connect', resolve); sock.once('error', reject); });
+  sock.write(`GET ${p} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: ${key}\r\n\r\n`);
+  // Wait for the first bytes (the request was admitted) without consuming the stream.
+  await new Promise<void>((resolve) => sock.once('readable', resolve));
+  return sock;
 }

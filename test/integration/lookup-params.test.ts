@@ -4,13 +4,12 @@
 // raw values on the generated fixture, and the smaller error rules (415,
 // mangled URLs, content types, a key's --max-concurrent). Complements
 // lookup.test.ts (audit items 3 to 7 and 10).
-import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FLEX_FIXTURE, T2015, T2018, T2020, T2023 } from '../fixtures/flex-dataset.js';
 import {
-  HAVE_REAL, REAL, REAL_SKIP_REASON, addKey, begin, body, cli, get, ingestNdjson, limited, none, ok, removeDir, startServer,
-  tempDir, type Server,
+  HAVE_REAL, REAL, REAL_SKIP_REASON, addKey, begin, body, cli, get, ingestNdjson, limited, none, ok, removeDir, stalledGet,
+  startServer, tempDir, type Server,
 } from '../helpers/rrscan.js';
 
 const TEXT = 'text/plain; charset=utf-8';
@@ -279,15 +278,6 @@ describe('wildcards and raw values on the generated fixture', () => {
   });
 });
 
-/** Sends a GET on a raw socket and never reads the answer: the request stays in flight until destroy(). */
-async function stalledGet(port: number, p: string, key: string): Promise<net.Socket> {
-  const sock = net.connect(port, '127.0.0.1');
-  await new Promise<void>((resolve, reject) => { sock.once('connect', resolve); sock.once('error', reject); });
-  sock.write(`GET ${p} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: ${key}\r\n\r\n`);
-  // Wait for the first bytes (the request was admitted) without consuming the stream.
-  await new Promise<void>((resolve) => sock.once('readable', resolve));
-  return sock;
-}
 
 describe('errors and limits of the front end', () => {
   it('answers 415 text/plain when Accept names nothing served', async () => {

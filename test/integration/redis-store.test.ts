@@ -5,12 +5,11 @@
 // when Redis returns, and the charges committed before survive a SIGKILL of
 // redis-server (appendfsync always). Real processes throughout.
 
-import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LIMITS } from '../../src/config/limits.js';
 import { FLEX_FIXTURE, T2018, T2020 } from '../fixtures/flex-dataset.js';
 import { HAVE_REDIS, REDIS_SKIP_REASON, startRedis, type RedisServer } from '../helpers/redis-server.js';
-import { addKey, get, ingestNdjson, removeDir, startServer, tempDir, type Reply, type Server } from '../helpers/rrscan.js';
+import { addKey, get, ingestNdjson, removeDir, stalledGet, startServer, tempDir, type Reply, type Server } from '../helpers/rrscan.js';
 
 if (!HAVE_REDIS) console.warn(`redis-store.test.ts: ${REDIS_SKIP_REASON}`);
 
@@ -29,14 +28,6 @@ const TOO_MANY = 'Error: Too many concurrent connections\n';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-/** Starts a request and waits for its first bytes (admitted, slot held) without reading the rest. */
-async function stalledGet(port: number, p: string, key: string): Promise<net.Socket> {
-  const sock = net.connect(port, '127.0.0.1');
-  await new Promise<void>((resolve, reject) => { sock.once('connect', resolve); sock.once('error', reject); });
-  sock.write(`GET ${p} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: ${key}\r\n\r\n`);
-  await new Promise<void>((resolve) => sock.once('readable', resolve));
-  return sock;
-}
 
 /** GETs until the status is not `while` or `deadlineMs` has passed; answers the last reply. */
 async function getUntilNot(server: Server, p: string, key: string, whileStatus: number, deadlineMs: number): Promise<Reply> {

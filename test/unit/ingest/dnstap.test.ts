@@ -6,26 +6,12 @@ import { nameToWire } from '../../../src/dns/name.js';
 import type { Observation } from '../../../src/model/observation.js';
 import { dnstapObservations, dnstapResponses } from '../../../src/ingest/dnstap.js';
 import { sensorStats } from '../../../src/ingest/sensor.js';
-import { AA, QR, RD, a, be32, cat, collect, collectingContext, dnsMessage, tempFile } from './wire-fixtures.js';
+import {
+  AA, QR, RD, a, be32, cat, collect, collectingContext, control, dnsMessage, fieldBytes, fieldFixed32, fieldVarint, tempFile,
+} from './wire-fixtures.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const REAL = path.resolve(here, '../../../../shared/data/real/dnstap');
-
-// --- A protobuf and Frame Streams writer, just enough for the fixtures ---
-
-function varint(v: number): Uint8Array {
-  const out: number[] = [];
-  while (v >= 0x80) {
-    out.push((v % 128) | 0x80);
-    v = Math.floor(v / 128);
-  }
-  out.push(v);
-  return Uint8Array.from(out);
-}
-const fieldVarint = (field: number, v: number): Uint8Array => cat([varint(field * 8), varint(v)]);
-const fieldBytes = (field: number, b: Uint8Array): Uint8Array => cat([varint(field * 8 + 2), varint(b.length), b]);
-const fieldFixed32 = (field: number, v: number): Uint8Array =>
-  cat([varint(field * 8 + 5), Uint8Array.of(v & 0xff, (v >> 8) & 0xff, (v >> 16) & 0xff, v >>> 24)]);
 
 interface TapFixture {
   type: number; responseTimeSec?: number; queryTimeSec?: number; query?: Uint8Array; response?: Uint8Array; zone?: string;
@@ -44,13 +30,6 @@ function dnstapFrame(m: TapFixture, dnstapType = 1): Uint8Array {
   ]);
   const tap = cat([fieldBytes(1, new TextEncoder().encode('fixture')), fieldBytes(14, msg), fieldVarint(15, dnstapType)]);
   return cat([be32(tap.length), tap]);
-}
-
-function control(type: number, contentType?: string): Uint8Array {
-  const fields = contentType === undefined ? new Uint8Array(0)
-    : cat([be32(1), be32(contentType.length), new TextEncoder().encode(contentType)]);
-  const body = cat([be32(type), fields]);
-  return cat([be32(0), be32(body.length), body]);
 }
 
 function fstrm(frames: Uint8Array[], contentType = 'protobuf:dnstap.Dnstap'): Uint8Array {

@@ -254,3 +254,28 @@ export async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
 }
 
 export { be16, be32, cat };
+
+// ---------------------------------------------------------------------------
+// dnstap: a protobuf and Frame Streams writer, just enough for the fields the reader uses.
+
+export function varint(v: number): Uint8Array {
+  const out: number[] = [];
+  while (v >= 0x80) {
+    out.push((v % 128) | 0x80);
+    v = Math.floor(v / 128);
+  }
+  out.push(v);
+  return Uint8Array.from(out);
+}
+export const fieldVarint = (field: number, v: number): Uint8Array => cat([varint(field * 8), varint(v)]);
+export const fieldBytes = (field: number, b: Uint8Array): Uint8Array => cat([varint(field * 8 + 2), varint(b.length), b]);
+export const fieldFixed32 = (field: number, v: number): Uint8Array =>
+  cat([varint(field * 8 + 5), Uint8Array.of(v & 0xff, (v >> 8) & 0xff, (v >> 16) & 0xff, v >>> 24)]);
+
+/** A Frame Streams control frame (START 2, STOP 3, ...), with a content type field when given. */
+export function control(type: number, contentType?: string): Uint8Array {
+  const fields = contentType === undefined ? new Uint8Array(0)
+    : cat([be32(1), be32(contentType.length), new TextEncoder().encode(contentType)]);
+  const body = cat([be32(type), fields]);
+  return cat([be32(0), be32(body.length), body]);
+}
