@@ -218,6 +218,23 @@ interface Outcome {
   leftBehind: number;
 }
 
+/**
+ * Runs `args` on `dir` and kills it `fraction` of the way through a run of
+ * `kind` as long as recent clean runs took; says where the kill landed.
+ */
+async function killRun(label: string, kind: string, dir: string, args: string[],
+  fraction: number): Promise<{ before: string; at: Outcome }> {
+  const before = readManifestText(dir);
+  const expected = expectedMs(kind);
+  const delay = Math.round(fraction * expected);
+  const run = await rrscan(args, delay);
+  if (run.finished) expect(run.code, run.stderr).toBe(0);
+  const at = landing(dir, before, run);
+  console.log(`${label}: kill at ${delay} ms (${fraction.toFixed(3)} of ${Math.round(expected)} ms): ${at.where}` +
+    `${at.leftBehind > 0 ? `, ${at.leftBehind} file(s) left behind` : ''}`);
+  return { before, at };
+}
+
 /** Fails saying the fixture is too small when too few kills came before the swap. */
 function expectMostKilledMidRun(what: string, outcomes: readonly Outcome[]): void {
   const before = outcomes.filter((o) => !o.published).length;
@@ -316,14 +333,7 @@ async function expectedWithCC(): Promise<string[]> {
 async function killedIngest(label: string, workers: number, fraction: number): Promise<Outcome> {
   const kind = `ingest ${workers}`;
   const dir = copyOf(base);
-  const before = readManifestText(dir);
-  const expected = expectedMs(kind);
-  const delay = Math.round(fraction * expected);
-  const run = await rrscan(ingestArgs(dir, workers), delay);
-  if (run.finished) expect(run.code, run.stderr).toBe(0);
-  const at = landing(dir, before, run);
-  console.log(`${label}: kill at ${delay} ms (${fraction.toFixed(3)} of ${Math.round(expected)} ms): ${at.where}` +
-    `${at.leftBehind > 0 ? `, ${at.leftBehind} file(s) left behind` : ''}`);
+  const { before, at } = await killRun(label, kind, dir, ingestArgs(dir, workers), fraction);
 
   // (a) The manifest is the old one, byte for byte, or the new one, listing the base and all of C.
   const after = readManifestText(dir);
@@ -383,14 +393,7 @@ describe('rrscan ingest killed with SIGKILL', () => {
 async function killedCompact(label: string, workers: number, fraction: number, merged: Manifest): Promise<Outcome> {
   const kind = `compact ${workers}`;
   const dir = copyOf(withC);
-  const before = readManifestText(dir);
-  const expected = expectedMs(kind);
-  const delay = Math.round(fraction * expected);
-  const run = await rrscan(compactArgs(dir, workers), delay);
-  if (run.finished) expect(run.code, run.stderr).toBe(0);
-  const at = landing(dir, before, run);
-  console.log(`${label}: kill at ${delay} ms (${fraction.toFixed(3)} of ${Math.round(expected)} ms): ${at.where}` +
-    `${at.leftBehind > 0 ? `, ${at.leftBehind} file(s) left behind` : ''}`);
+  const { before, at } = await killRun(label, kind, dir, compactArgs(dir, workers), fraction);
 
   // (a) The old manifest, or one listing only the merged shards, which hold every RRset.
   const after = readManifestText(dir);
