@@ -69,9 +69,8 @@ export class PolicySim {
       }
       const rrsetsIn = m.inputs.reduce((n, s) => n + s.rrsets, 0);
       const { rrsets, bytes } = this.aggregate(m.inputs);
-      const start = Math.max(this.now, this.running === undefined ? this.now : this.running.endsAt);
+      const start = this.now;
       const endsAt = start + rrsetsIn / this.mergeRrsetsPerSec;
-      this.now = start;
       this.running = {
         inputs: new Set(m.inputs),
         endsAt,

@@ -9,6 +9,8 @@ import { LIMITS } from '../config/limits.js';
 import { IngestError } from '../errors/catalogue.js';
 import { ingestFiles, ingestObservations, SOURCE_FORMATS, type SourceFormat } from '../ingest/run.js';
 import { compact, type CompactSummary } from '../shard/compactor.js';
+import { AutoCompactor } from '../shard/auto-compactor.js';
+import { DEFAULT_POLICY, type TieredPolicy } from '../shard/compaction-policy.js';
 import { readManifest } from '../shard/manifest.js';
 import { demoObservations } from '../demo/generate.js';
 import { addKey, hasKeys } from '../auth/key-admin.js';
@@ -69,6 +71,30 @@ async function serveUntilSignal(opts: ServeFlags, banner: (url: string) => void)
   banner(server.url);
   const stop = () => {
     void server.close().then(() => process.exit(0));
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+/** `rrscan compact --auto`: an AutoCompactor until SIGTERM or SIGINT, which abandon a merge in flight and exit 0. */
+async function compactInBackground(dataDir: string, policy: Partial<TieredPolicy>): Promise<void> {
+  const { log } = await import('../server/log.js');
+  mkdirSync(dataDir, { recursive: true });
+  const compactor = new AutoCompactor({ dataDir, policy, log });
+  // The compactor's timers let a process exit; this one holds it until a signal.
+  const alive = setInterval(() => undefined, 1 << 30);
+  compactor.start();
+  const p = compactor.policy;
+  console.log(`rrscan compacting ${dataDir} in the background: fan-in ${p.fanIn}, tier minimum ${p.tierMinRrsets} RRsets, ` +
+    `merges under ${p.mergeRrsetsMax} RRsets; ${compactor.shardsMax()} shard(s) at most for the data there now`);
+  const stop = () => {
+    void compactor.stop().then(() => {
+      clearInterval(alive);
+      const t = compactor.totals;
+      log.info({ merges: t.merges, rrsetsIn: t.rrsetsIn, rrsetsOut: t.rrsetsOut, bytesOut: t.bytesOut,
+        seconds: Number(t.seconds.toFixed(3)), failures: t.failures }, 'background compaction stopped');
+      log.flush(() => process.exit(0));
+    });
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
@@ -147,11 +173,33 @@ export function buildProgram(): Command {
     });
 
   program.command('compact')
-    .description('merge all shards into as few as possible, aggregating duplicate RRsets')
+    .description('merge all shards into as few as possible, aggregating duplicate RRsets; with --auto, keep merging ' +
+      'in the background as the tiered policy asks while ingest publishes (until SIGTERM)')
     .addOption(dataOption())
-    .option('--workers <n>', 'threads, each merging a range of owner names (default: one per core)',
-      integer('--workers', 1, LIMITS.ingestThreadsMax))
-    .action(async (o: { data: string; workers?: number }) => {
+    .option('--workers <n>', 'threads, each merging a range of owner names (default: one per core; not with --auto, ' +
+      'whose merges take one thread)', integer('--workers', 1, LIMITS.ingestThreadsMax))
+    .option('--auto', 'run until SIGTERM, merging k shards of a size tier whenever a tier holds k (logs each merge)')
+    .option('--fan-in <k>', `with --auto: shards of one tier merged at once (default ${DEFAULT_POLICY.fanIn})`,
+      integer('--fan-in', 2, 64))
+    .option('--tier-min-rrsets <n>', `with --auto: shards standing for fewer than k times this many RRsets share the lowest ` +
+      `tier (default ${DEFAULT_POLICY.tierMinRrsets})`, integer('--tier-min-rrsets', 1))
+    .option('--merge-rrsets-max <n>', 'with --auto: a merge reads fewer RRsets than this (bounds its memory; shards of a k-th of ' +
+      `it are not merged again; default ${DEFAULT_POLICY.mergeRrsetsMax})`, integer('--merge-rrsets-max', 2, LIMITS.shardRrsetsMax))
+    .action(async (o: { data: string; workers?: number; auto?: boolean; fanIn?: number; tierMinRrsets?: number;
+      mergeRrsetsMax?: number }) => {
+      const policy = {
+        ...(o.fanIn !== undefined ? { fanIn: o.fanIn } : {}),
+        ...(o.tierMinRrsets !== undefined ? { tierMinRrsets: o.tierMinRrsets } : {}),
+        ...(o.mergeRrsetsMax !== undefined ? { mergeRrsetsMax: o.mergeRrsetsMax } : {}),
+      };
+      if (o.auto) {
+        if (o.workers !== undefined) throw new InvalidArgumentError('--workers is for a full compaction; --auto merges on one thread');
+        await compactInBackground(o.data, policy);
+        return;
+      }
+      if (Object.keys(policy).length > 0) {
+        throw new InvalidArgumentError('--fan-in, --tier-min-rrsets and --merge-rrsets-max go with --auto');
+      }
       let s: CompactSummary;
       try {
         s = await compact(o.data, o.workers !== undefined ? { threads: o.workers } : {});

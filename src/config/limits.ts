@@ -293,6 +293,18 @@ export const LIMITS = Object.freeze({
   ndjsonParallelBytesMin: 32 << 20,
   /** Ingest threads at most (--workers); each holds its share of --memory-rrsets. */
   ingestThreadsMax: 64,
+  /**
+   * `rrscan compact` waits this long for the compaction running in its
+   * directory (its compaction lock) before giving up: a background merge reads
+   * fewer than ingestRrsetsInMemoryMax RRsets and ends within a minute
+   * (bench/compaction.ts); another full compaction may take longer.
+   */
+  compactLockWaitMs: 600_000,
+  /**
+   * A background merge that failed (a full disk, a corrupt input) is tried
+   * again after a pause that doubles from manifestPollMs up to this.
+   */
+  compactRetryMsMax: 60_000,
   /** Compaction merges on one thread below this many input RRsets: a thread's start-up would cost more than it saves. */
   compactParallelRrsetsMin: 100_000,
   /** Skipped-record messages a parallel ingest thread keeps to report; the count is always exact. */

@@ -144,6 +144,20 @@ export class ShardCorruptError extends Error {
   }
 }
 
+/**
+ * A compaction whose inputs another compaction merged first (both chose the
+ * same shards): publishing it would count their RRsets twice, so its shards
+ * are deleted and the manifest is left as the other one made it. Running it
+ * again merges what is live now.
+ */
+export class CompactionConflictError extends Error {
+  readonly code = 'COMPACTION_CONFLICT';
+  constructor(dataDir: string, file: string) {
+    super(`${dataDir}: shard ${file} was merged by another compaction while this one ran; nothing was published`);
+    this.name = 'CompactionConflictError';
+  }
+}
+
 /** A regex or glob that cannot be compiled; message names the offending position. */
 export class PatternError extends Error {
   readonly code = 'BAD_PATTERN';

@@ -31,6 +31,13 @@ export interface ShardEntry {
   bytes: number;
   createdAt: number;
   source: string;
+  /**
+   * RRsets that ingest runs published and this shard aggregates: set by
+   * compaction (the sum over its inputs), absent on shards ingest wrote
+   * (their own RRsets). The compaction policy tiers shards by it
+   * (compaction-policy.ts weightOf).
+   */
+  rrsetsIngested?: number;
 }
 
 export interface Manifest {
@@ -55,24 +62,33 @@ export function readManifest(dataDir: string): Manifest {
 
 async function acquireLock(dataDir: string): Promise<() => void> {
   const file = path.join(dataDir, LOCK_FILE);
-  const deadline = Date.now() + LIMITS.manifestLockWaitMs;
-  for (;;) {
+  return waitForLock(() => {
     let lock: FileLock | undefined;
     try {
       lock = FileLock.tryAcquire(file);
     } catch (err) {
       throw asDiskFull(err, dataDir, LOCK_FILE);
     }
-    if (lock !== undefined) {
-      lock.note(`${process.pid}\n`);
-      // The file stays: deleting it would let a waiter lock the unlinked
-      // file while a newcomer locks a new one.
-      return () => lock.release();
-    }
-    if (Date.now() > deadline) {
-      const holder = readFileSync(file, 'utf8').trim() || 'unknown';
-      throw new Error(`${file}: held by process ${holder} for over ${LIMITS.manifestLockWaitMs} ms`);
-    }
+    if (lock === undefined) return undefined;
+    // The file stays: deleting it would let a waiter lock the unlinked
+    // file while a newcomer locks a new one.
+    const held = lock;
+    held.note(`${process.pid}\n`);
+    return () => held.release();
+  }, LIMITS.manifestLockWaitMs, () => `${file}: held by process ${readFileSync(file, 'utf8').trim() || 'unknown'}`);
+}
+
+/**
+ * Calls `tryAcquire` until it returns a lock's release, polling every
+ * manifestLockPollMs; after `waitMs` throws, saying `held()` and how long.
+ */
+export async function waitForLock(tryAcquire: () => (() => void) | undefined, waitMs: number,
+  held: () => string): Promise<() => void> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const release = tryAcquire();
+    if (release !== undefined) return release;
+    if (Date.now() > deadline) throw new Error(`${held()} for over ${waitMs} ms`);
     await new Promise((r) => setTimeout(r, LIMITS.manifestLockPollMs));
   }
 }
@@ -141,6 +157,17 @@ export async function removeLeftovers(dataDir: string): Promise<void> {
   } finally {
     release();
   }
+}
+
+/**
+ * Deletes the shards and temp files writer `writer` left unpublished: a
+ * compaction abandoned mid-run (its threads stopped without saying what they
+ * had written). Only that writer's files, never a listed one; the caller is
+ * that writer, so no swap can publish them meanwhile.
+ */
+export async function removeUnpublished(dataDir: string, writer: string): Promise<void> {
+  const live = new Set(readManifest(dataDir).shards.map((s) => s.file));
+  await removeFiles(dataDir, readdirSync(dataDir).filter((f) => writerOfShardFile(f) === writer && !live.has(f)));
 }
 
 /** Deletes files of `dataDir`; one that cannot be deleted is only disk space, and a warning. */
