@@ -25,6 +25,14 @@ export const noDuplicates: Aggregate = (inputs) => ({
   rrsets: inputs.reduce((n, s) => n + s.rrsets, 0), bytes: inputs.reduce((n, s) => n + s.bytes, 0),
 });
 
+/** The sum less a share `dup` of what the inputs beyond the largest hold (0: no repeats; 1: all repeats). */
+export const withDuplicates = (dup: number): Aggregate => (inputs) => {
+  const sum = inputs.reduce((n, s) => n + s.rrsets, 0);
+  const largest = Math.max(...inputs.map((s) => s.rrsets));
+  const rrsets = Math.max(largest, Math.round(sum - dup * (sum - largest)));
+  return { rrsets, bytes: Math.round((inputs.reduce((n, s) => n + s.bytes, 0) * rrsets) / sum) };
+};
+
 export class PolicySim {
   readonly shards: SimShard[] = [];
   now = 0;

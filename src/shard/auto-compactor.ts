@@ -159,6 +159,8 @@ export class AutoCompactor {
         const merge = nextMerge(readManifest(this.dataDir).shards, this.policy);
         if (merge === undefined) return;
         this.abort = new AbortController();
+        const rrsetsIn = merge.inputs.reduce((n, e) => n + e.rrsets, 0);
+        this.log.info({ tier: merge.tier, inputs: merge.inputs.map((e) => e.file), rrsetsIn }, 'compaction merging');
         let s: CompactSummary;
         try {
           s = await mergeShards(this.dataDir, merge.inputs, {

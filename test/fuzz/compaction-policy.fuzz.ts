@@ -18,7 +18,7 @@ import { describe, expect, test } from 'vitest';
 import {
   isSealed, nextMerge, rewritesMax, tierOf, unsealedShardsMax, weightOf, type TieredPolicy,
 } from '../../src/shard/compaction-policy.js';
-import { PolicySim, type Aggregate } from '../../bench/compaction-sim.js';
+import { PolicySim, withDuplicates, type Aggregate } from '../../bench/compaction-sim.js';
 import { checkProperty, FUZZ_TIMEOUT_MS, runsFor } from './fuzz-config.js';
 
 const RUNS = runsFor(300);
@@ -35,15 +35,6 @@ const flush = fc.record({
   rrsets: fc.oneof(fc.integer({ min: 1, max: 100 }), fc.integer({ min: 1, max: 50_000 })),
   bytesPerRrset: fc.integer({ min: 40, max: 400 }),
 });
-
-/** Merged size: the sum minus a fraction `dup` of what the inputs besides the largest hold. */
-const withDuplicates = (dup: number): Aggregate => (inputs) => {
-  const sum = inputs.reduce((n, s) => n + s.rrsets, 0);
-  const largest = Math.max(...inputs.map((s) => s.rrsets));
-  const rrsets = Math.max(largest, Math.round(sum - dup * (sum - largest)));
-  const bytes = Math.round((inputs.reduce((n, s) => n + s.bytes, 0) * rrsets) / sum);
-  return { rrsets, bytes };
-};
 
 describe('compaction policy bounds', () => {
   test('shard count, write amplification and merge budget hold over random publish sequences', () => {
