@@ -296,8 +296,9 @@ export const LIMITS = Object.freeze({
   /**
    * `rrscan compact` waits this long for the compaction running in its
    * directory (its compaction lock) before giving up: a background merge reads
-   * fewer than ingestRrsetsInMemoryMax RRsets and ends within a minute
-   * (bench/compaction.ts); another full compaction may take longer.
+   * fewer than ingestRrsetsInMemoryMax RRsets, about a minute of work (a
+   * 1 M-RRset merge took 25 s on the shared 2-core machine:
+   * node dist/bench/compaction.js); another full compaction may take longer.
    */
   compactLockWaitMs: 600_000,
   /**
