@@ -76,6 +76,38 @@ async function serveUntilSignal(opts: ServeFlags, banner: (url: string) => void)
   process.once('SIGTERM', stop);
 }
 
+// The background compaction policy's flags (compaction-policy.ts), for every
+// command that runs an AutoCompactor.
+interface PolicyFlags {
+  fanIn?: number;
+  tierMinRrsets?: number;
+  mergeRrsetsMax?: number;
+}
+
+/** Adds the policy's flags to `cmd` (ingest --listen --compact auto is to take the same). */
+function withPolicyOptions(cmd: Command): Command {
+  for (const o of policyOptions()) cmd.addOption(o);
+  return cmd;
+}
+
+const policyOptions = () => [
+  new Option('--fan-in <k>', `background compaction: shards of one tier merged at once (default ${DEFAULT_POLICY.fanIn})`)
+    .argParser(integer('--fan-in', 2, 64)),
+  new Option('--tier-min-rrsets <n>', 'background compaction: shards standing for fewer than k times this many RRsets share ' +
+    `the lowest tier (default ${DEFAULT_POLICY.tierMinRrsets})`).argParser(integer('--tier-min-rrsets', 1)),
+  new Option('--merge-rrsets-max <n>', 'background compaction: a merge reads fewer RRsets than this (bounds its memory; ' +
+    `shards of a k-th of it are not merged again; default ${DEFAULT_POLICY.mergeRrsetsMax})`)
+    .argParser(integer('--merge-rrsets-max', 2, LIMITS.shardRrsetsMax)),
+];
+
+function policyOf(o: PolicyFlags): Partial<TieredPolicy> {
+  return {
+    ...(o.fanIn !== undefined ? { fanIn: o.fanIn } : {}),
+    ...(o.tierMinRrsets !== undefined ? { tierMinRrsets: o.tierMinRrsets } : {}),
+    ...(o.mergeRrsetsMax !== undefined ? { mergeRrsetsMax: o.mergeRrsetsMax } : {}),
+  };
+}
+
 /** `rrscan compact --auto`: an AutoCompactor until SIGTERM or SIGINT, which abandon a merge in flight and exit 0. */
 async function compactInBackground(dataDir: string, policy: Partial<TieredPolicy>): Promise<void> {
   const { log } = await import('../server/log.js');
@@ -172,26 +204,15 @@ export function buildProgram(): Command {
       await serveUntilSignal(o, (url) => console.log(`rrscan serving ${o.data} at ${url}/pdns/v2/`));
     });
 
-  program.command('compact')
+  withPolicyOptions(program.command('compact')
     .description('merge all shards into as few as possible, aggregating duplicate RRsets; with --auto, keep merging ' +
       'in the background as the tiered policy asks while ingest publishes (until SIGTERM)')
     .addOption(dataOption())
     .option('--workers <n>', 'threads, each merging a range of owner names (default: one per core; not with --auto, ' +
       'whose merges take one thread)', integer('--workers', 1, LIMITS.ingestThreadsMax))
-    .option('--auto', 'run until SIGTERM, merging k shards of a size tier whenever a tier holds k (logs each merge)')
-    .option('--fan-in <k>', `with --auto: shards of one tier merged at once (default ${DEFAULT_POLICY.fanIn})`,
-      integer('--fan-in', 2, 64))
-    .option('--tier-min-rrsets <n>', `with --auto: shards standing for fewer than k times this many RRsets share the lowest ` +
-      `tier (default ${DEFAULT_POLICY.tierMinRrsets})`, integer('--tier-min-rrsets', 1))
-    .option('--merge-rrsets-max <n>', 'with --auto: a merge reads fewer RRsets than this (bounds its memory; shards of a k-th of ' +
-      `it are not merged again; default ${DEFAULT_POLICY.mergeRrsetsMax})`, integer('--merge-rrsets-max', 2, LIMITS.shardRrsetsMax))
-    .action(async (o: { data: string; workers?: number; auto?: boolean; fanIn?: number; tierMinRrsets?: number;
-      mergeRrsetsMax?: number }) => {
-      const policy = {
-        ...(o.fanIn !== undefined ? { fanIn: o.fanIn } : {}),
-        ...(o.tierMinRrsets !== undefined ? { tierMinRrsets: o.tierMinRrsets } : {}),
-        ...(o.mergeRrsetsMax !== undefined ? { mergeRrsetsMax: o.mergeRrsetsMax } : {}),
-      };
+    .option('--auto', 'run until SIGTERM, merging k shards of a size tier whenever a tier holds k (logs each merge)'))
+    .action(async (o: { data: string; workers?: number; auto?: boolean } & PolicyFlags) => {
+      const policy = policyOf(o);
       if (o.auto) {
         if (o.workers !== undefined) throw new InvalidArgumentError('--workers is for a full compaction; --auto merges on one thread');
         await compactInBackground(o.data, policy);
