@@ -54,7 +54,11 @@ interface ServeFlags {
   redisUrl?: string;
 }
 
-async function serveUntilSignal(opts: ServeFlags, banner: (url: string) => void): Promise<void> {
+/**
+ * Serves until SIGTERM or SIGINT, then ends every open stream with its
+ * terminator and exits. `listening` gets the URL and the stop function.
+ */
+async function serveUntilSignal(opts: ServeFlags, listening: (url: string, stop: () => void) => void): Promise<void> {
   const { startServer } = await import('../server/app.js');
   const server = await startServer({
     dataDir: opts.data, host: opts.host, port: opts.port,
@@ -66,12 +70,41 @@ async function serveUntilSignal(opts: ServeFlags, banner: (url: string) => void)
     ...(opts.searchTimeoutMs !== undefined ? { searchTimeoutMs: opts.searchTimeoutMs } : {}),
     ...(opts.redisUrl !== undefined ? { keyStore: redisKeyStoreConfig(opts.redisUrl) } : {}),
   });
-  banner(server.url);
+  let stopped = false;
   const stop = () => {
+    if (stopped) return;
+    stopped = true;
     void server.close().then(() => process.exit(0));
+  };
+  listening(server.url, stop);
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+/** serve --processes N > 1, in the supervisor: starts the members and stops them on SIGTERM or SIGINT. */
+async function superviseUntilSignal(opts: ServeFlags & { processes: number }, banner: (url: string) => void): Promise<void> {
+  const { ProcessGroup } = await import('../server/process-group.js');
+  const { group, url } = await ProcessGroup.start({ processes: opts.processes, host: opts.host, port: opts.port });
+  banner(url);
+  const stop = () => {
+    void group.stop().then((code) => process.exit(code));
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+}
+
+/** serve, as one process, as the supervisor of --processes N, or as one of its members. */
+async function serve(o: ServeFlags & { processes: number }): Promise<void> {
+  const banner = (url: string) => console.log(`rrscan serving ${o.data} at ${url}/pdns/v2/` +
+    (o.processes > 1 ? ` (${o.processes} processes)` : ''));
+  const { joinGroup, membership, scanThreadsPerMember } = await import('../server/process-group.js');
+  const member = membership();
+  if (member === undefined) {
+    if (o.processes > 1) return superviseUntilSignal(o, banner);
+    return serveUntilSignal(o, banner);
+  }
+  const workers = o.workers ?? scanThreadsPerMember(o.processes);
+  return serveUntilSignal({ ...o, port: member.port, workers }, joinGroup);
 }
 
 export function buildProgram(): Command {
@@ -141,9 +174,11 @@ export function buildProgram(): Command {
       integer('--search-timeout-ms', LIMITS.searchTimeoutMsMin, LIMITS.searchTimeoutMsMax), LIMITS.searchTimeoutMs)
     .option('--redis-url <url>', 'keys, quotas and concurrency caps in Redis at redis://HOST:PORT[/DB], shared by every server ' +
       'naming it (add keys with `rrscan keys add --redis-url URL`); default: DIR/keys.sqlite', redisUrlArg)
-    .action(async (o: ServeFlags) => {
+    .option('--processes <n>', 'front-end processes sharing the port (SO_REUSEPORT), each with its own scan threads ' +
+      '(default --workers: the cores shared among them)', integer('--processes', 1, LIMITS.groupProcessesMax), 1)
+    .action(async (o: ServeFlags & { processes: number }) => {
       if (Boolean(o.tlsCert) !== Boolean(o.tlsKey)) throw new InvalidArgumentError('--tls-cert and --tls-key go together');
-      await serveUntilSignal(o, (url) => console.log(`rrscan serving ${o.data} at ${url}/pdns/v2/`));
+      await serve(o);
     });
 
   program.command('compact')
