@@ -103,11 +103,6 @@ export class ConsoleFiles {
   get(rawPath: string): ConsoleFile | undefined {
     return this.files.get(rawPath);
   }
-
-  /** The paths served, for the start-up log. */
-  paths(): string[] {
-    return [...this.files.keys()];
-  }
 }
 
 /** True when an If-None-Match header value names this ETag (a list, or `*`). */
