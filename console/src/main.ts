@@ -49,9 +49,10 @@ function setRunning(running: boolean): void {
   $<HTMLButtonElement>('export-csv').disabled = none;
 }
 
-function showProgress(run: Run): void {
+function showProgress(run: Run, streaming = true): void {
   const secs = ((performance.now() - run.started) / 1000).toFixed(1);
-  const ka = run.keepAlives === 0 ? '' : ` · ${run.keepAlives} keep-alive${run.keepAlives === 1 ? '' : 's'} (server still scanning)`;
+  const ka = run.keepAlives === 0 ? '' : ` · ${run.keepAlives} keep-alive${run.keepAlives === 1 ? '' : 's'}` +
+    (streaming ? ' (server still scanning)' : '');
   $('progress').textContent = `${run.rows.length} result${run.rows.length === 1 ? '' : 's'} · ${secs} s${ka}`;
 }
 
@@ -104,6 +105,7 @@ function take(run: Run, lines: SafLine[]): SafLine | undefined {
 }
 
 function sayEnd(run: Run, end: SafLine | undefined): void {
+  showProgress(run, false);
   const secs = ((performance.now() - run.started) / 1000).toFixed(1);
   const n = `${run.rows.length} result${run.rows.length === 1 ? '' : 's'} in ${secs} s`;
   if (end === undefined) {

@@ -32,8 +32,8 @@ const SILENT = '(?:[a-f][^.]{20}|[0-9][^.]{20})[^.]{10}_';
 const NS = 'ns1.pivot-dns.example.';
 const HOSTILE = '"<img src=x onerror=alert(1)>, \\"quoted\\""';
 
-const record = (rrname: string, rrtype: string, rdata: string[], bailiwick = 'example.') =>
-  ({ count: 3, time_first: 1_600_000_000, time_last: 1_700_000_000, rrname, rrtype, bailiwick, rdata });
+const record = (rrname: string, rrtype: string, rdata: string[], bailiwick = 'example.', timeFirst = 1_600_000_000) =>
+  ({ count: 3, time_first: timeFirst, time_last: 1_700_000_000, rrname, rrtype, bailiwick, rdata });
 
 const paths = tempPaths();
 let server: Server;
@@ -92,7 +92,8 @@ describe.skipIf(!HAVE_CHROMIUM)('web console in chromium', () => {
       record('www.pivot.example.', 'AAAA', ['2001:db8::10'], 'pivot.example.'),
       record('pivot.example.', 'NS', [NS], 'example.'),
       record('elsewhere.example.', 'NS', [NS], 'example.'),
-      record('txt.pivot.example.', 'TXT', [HOSTILE], 'pivot.example.'),
+      // First seen later than the rest, for the time fences.
+      record('txt.pivot.example.', 'TXT', [HOSTILE], 'pivot.example.', 1_650_000_000),
     ]);
     key = addKey(dir, ['--unlimited']);
     blockKey = addKey(dir, ['--block', '1']);
@@ -146,6 +147,7 @@ describe.skipIf(!HAVE_CHROMIUM)('web console in chromium', () => {
     await page.screenshot({ path: path.join(SCREENSHOTS, 'keep-alive.png'), fullPage: true });
     await finished(page);
     expect(await status(page)).toMatch(/^Succeeded: Query completed, no results found, 0 results in \d+\.\d s$/);
+    expect(await page.locator('#progress').textContent()).toMatch(/^0 results · \d+\.\d s · \d+ keep-alives?$/);
     expect(await page.locator('#error').textContent()).toBe('');
     await page.close();
   });
@@ -163,6 +165,34 @@ describe.skipIf(!HAVE_CHROMIUM)('web console in chromium', () => {
     expect(await status(page)).toBe(`Failed: ${msg}`);
     expect(await page.getByRole('alert').textContent()).toBe(`The search failed: ${msg}`);
     await page.screenshot({ path: path.join(SCREENSHOTS, 'failed.png'), fullPage: true });
+    await page.close();
+  });
+
+  it('sends exclude, rrtype and time fences as the API takes them', async () => {
+    const page = await open();
+    await page.getByLabel('Exclude').fill('^www\\.');
+    await flex(page, 'pivot\\.example');
+    await finished(page);
+    expect((await cells(page)).map((r) => r[0])).toEqual(['pivot.example.', 'txt.pivot.example.']);
+    await page.getByLabel('First seen after').fill('2021-01-01');
+    await flex(page, 'pivot\\.example');
+    await finished(page);
+    const q = `regex/rrnames/pivot%5C.example?exclude=%5Ewww%5C.&limit=10000&time_first_after=1609459200`;
+    expect(await page.locator('#request').textContent()).toBe(`GET /pdns/v2/${q}`);
+    const want = await api(q);
+    expect(want.map((o) => o['rrname'])).toEqual(['txt.pivot.example.']);
+    expect(await cells(page)).toEqual(want.map((o) => [o['rrname'], o['rrtype']]));
+    await page.getByLabel('Last seen before').fill('1600000000');
+    await flex(page, 'pivot\\.example', { rrtype: 'TXT' });
+    await finished(page);
+    expect(await page.locator('#request').textContent()).toBe(`GET /pdns/v2/regex/rrnames/pivot%5C.example/TXT?exclude=%5Ewww%5C.` +
+      '&limit=10000&time_first_after=1609459200&time_last_before=1600000000');
+    expect(await status(page)).toMatch(/^Succeeded: Query completed, no results found, 0 results/);
+    // A time the page cannot read is refused before anything is sent.
+    await page.getByLabel('Last seen before').fill('last tuesday');
+    await flex(page, 'pivot');
+    expect(await page.getByRole('alert').textContent())
+      .toBe('time_last_before: give epoch seconds, negative seconds ago, or a UTC date YYYY-MM-DD[THH:MM]');
     await page.close();
   });
 
@@ -255,7 +285,7 @@ describe.skipIf(!HAVE_CHROMIUM)('web console in chromium', () => {
     expect(csv.text).toBe([
       'rrname,rrtype,rdata,bailiwick,count,time_first,time_last',
       `pivot.example.,NS,${NS},example.,3,2020-09-13T12:26:40Z,2023-11-14T22:13:20Z`,
-      `txt.pivot.example.,TXT,${quoted},pivot.example.,3,2020-09-13T12:26:40Z,2023-11-14T22:13:20Z`,
+      `txt.pivot.example.,TXT,${quoted},pivot.example.,3,2022-04-15T05:20:00Z,2023-11-14T22:13:20Z`,
       'www.pivot.example.,A,192.0.2.10,pivot.example.,3,2020-09-13T12:26:40Z,2023-11-14T22:13:20Z',
       'www.pivot.example.,AAAA,2001:db8::10,pivot.example.,3,2020-09-13T12:26:40Z,2023-11-14T22:13:20Z',
     ].map((l) => l + '\r\n').join(''));
