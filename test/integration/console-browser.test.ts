@@ -141,9 +141,13 @@ describe.skipIf(!HAVE_CHROMIUM)('web console in chromium', () => {
   it('shows keep-alives while a scan finds nothing, then the no-results terminator', async () => {
     const page = await open();
     await flex(page, SILENT);
-    await page.waitForFunction(() => /keep-alive/.test(document.getElementById('progress')!.textContent ?? ''));
-    expect(await status(page)).toBe('Searching…');
-    expect(await page.locator('#progress').textContent()).toMatch(/^0 results · \d+\.\d s · \d+ keep-alives? \(server still scanning\)$/);
+    // Both lines read at the same moment, the first time a keep-alive shows.
+    const seen = await (await page.waitForFunction(() => {
+      const progress = document.getElementById('progress')!.textContent ?? '';
+      return /keep-alive/.test(progress) ? { progress, status: document.getElementById('status')!.textContent } : undefined;
+    })).jsonValue() as { progress: string; status: string };
+    expect(seen.status).toBe('Searching…');
+    expect(seen.progress).toMatch(/^0 results · \d+\.\d s · \d+ keep-alives? \(server still scanning\)$/);
     await page.screenshot({ path: path.join(SCREENSHOTS, 'keep-alive.png'), fullPage: true });
     await finished(page);
     expect(await status(page)).toMatch(/^Succeeded: Query completed, no results found, 0 results in \d+\.\d s$/);
