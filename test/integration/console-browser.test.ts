@@ -13,7 +13,8 @@
 // one worker, 20 ms scan turns and 100 ms keep-alives. SCATTERED matches a
 // few dozen names spread through the data, so rows arrive in pieces over
 // 1.5-3 s on the 2-core machine this was written on (the first test fails,
-// printing its snapshots, when they come in one piece); SILENT matches none, so the stream carries only keep-alives.
+// printing its snapshots, when they come in one piece); SILENT matches
+// none, so the stream carries only keep-alives.
 // Screenshots land in test-results/console/.
 //
 // The callbacks given to page.evaluate run in the page: the DOM's types
