@@ -326,6 +326,14 @@ export const LIMITS = Object.freeze({
   keepAliveIntervalMsMin: 10,
   /** `--keepalive-ms` ceiling: common proxies drop an idle stream after 60 s. */
   keepAliveIntervalMsMax: 60_000,
+
+  // --- The web console's static files (src/server/console-files.ts), held in memory for the server's life ---
+  /** One file; the page, its script and its style are each a few tens of KB. */
+  consoleFileBytesMax: 1 << 20,
+  /** All of them together. */
+  consoleBytesMax: 4 << 20,
+  /** Files served: the page, a style sheet and a handful of compiled modules. */
+  consoleFilesMax: 32,
 });
 
 export function checkLimits(): void {

@@ -20,6 +20,7 @@ import { applyKey } from '../query/params.js';
 import type { SearchBackend } from '../search/backend.js';
 import type { PageOutcome } from '../search/paginator.js';
 import { LocalBackend } from '../search/local/local-backend.js';
+import { CONSOLE_PATH, ConsoleFiles, redirectToConsole, serveConsoleFile } from './console-files.js';
 import { Exchange } from './exchange.js';
 import { log } from './log.js';
 import { acceptsNdjson, route } from './router.js';
@@ -207,8 +208,11 @@ class FrontEnd {
   }
 }
 
-function createApp(opts: ServerOptions, front: FrontEnd): TemplatedApp {
+function createApp(opts: ServerOptions, front: FrontEnd, consoleFiles: ConsoleFiles | undefined): TemplatedApp {
   const app = opts.tlsCert && opts.tlsKey ? uws.SSLApp({ cert_file_name: opts.tlsCert, key_file_name: opts.tlsKey }) : uws.App();
+  // uWS matches these more specific patterns before the API's catch-all, whatever the order they are added in.
+  app.get(CONSOLE_PATH, (res: HttpResponse) => redirectToConsole(res));
+  app.get(`${CONSOLE_PATH}/*`, (res, req) => serveConsoleFile(consoleFiles, res, req));
   app.get('/*', (res, req) => front.onGet(res, req));
   // Every endpoint is GET; other methods get the front end's 404.
   app.any('/*', (res: HttpResponse) => {
@@ -231,6 +235,16 @@ async function listen(app: TemplatedApp, host: string, port: number): Promise<us
   return sock;
 }
 
+/** The console's files, or undefined (its paths then get 404) when they were not built: the API serves either way. */
+function loadConsole(): ConsoleFiles | undefined {
+  try {
+    return ConsoleFiles.load();
+  } catch (err) {
+    log.warn({ err }, 'web console not served: its files did not load (run `npm run build`)');
+    return undefined;
+  }
+}
+
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   checkLimits();
   const faults = activeFaults();
@@ -246,7 +260,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const keepAliveMs = opts.keepAliveMs ?? LIMITS.keepAliveIntervalMs;
   log.info({ ...backend.describe(), keepAliveMs }, 'shards loaded');
   const front = new FrontEnd(backend, gate, keepAliveMs, opts.searchTimeoutMs ?? LIMITS.searchTimeoutMs);
-  const sock = await listen(createApp(opts, front), opts.host, opts.port);
+  const sock = await listen(createApp(opts, front, loadConsole()), opts.host, opts.port);
   const port = uws.us_socket_local_port(sock);
   const hostForUrl = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
   return {
