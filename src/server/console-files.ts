@@ -17,8 +17,8 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { LIMITS } from '../config/limits.js';
+import { DIST_ROOT, PACKAGE_ROOT } from '../config/paths.js';
 import { API_ERRORS } from '../errors/catalogue.js';
 import type { HttpRequest, HttpResponse } from './uws.js';
 
@@ -51,20 +51,9 @@ export interface ConsoleFile {
   readonly etag: string;
 }
 
-/** The repository (or installed package) root: the nearest directory above this module holding package.json. */
-function packageRoot(): string {
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(path.join(dir, 'package.json'))) {
-    const up = path.dirname(dir);
-    if (up === dir) throw new Error(`no package.json above ${fileURLToPath(import.meta.url)}`);
-    dir = up;
-  }
-  return dir;
-}
-
 /** The directories whose files make up the console, in the package root. */
-export function consoleDirs(root: string = packageRoot()): string[] {
-  return [path.join(root, 'console'), path.join(root, 'dist', 'console')];
+export function consoleDirs(): string[] {
+  return [path.join(PACKAGE_ROOT, 'console'), path.join(DIST_ROOT, 'console')];
 }
 
 export class ConsoleFiles {
