@@ -18,6 +18,8 @@ import { progressBar } from './progress.js';
 
 const DEMO_RECORDS_DEFAULT = 1_000_000;
 const DEMO_KEY_FILE = 'demo-key.txt';
+/** Exit status when the command's input is wrong (a bad ingest file, a data directory that is not there); 1 is any other failure. */
+const EXIT_BAD_INPUT = 2;
 
 function integer(name: string, min = 0, max = Number.MAX_SAFE_INTEGER) {
   return (v: string): number => {
@@ -67,6 +69,11 @@ async function serveUntilSignal(opts: ServeFlags, banner: (url: string) => void)
     ...(opts.redisUrl !== undefined ? { keyStore: redisKeyStoreConfig(opts.redisUrl) } : {}),
   });
   banner(server.url);
+  if (server.shards === 0) {
+    // Loud on purpose: an empty dataset answers every search with "no results", which looks like a working server.
+    console.error(`rrscan serve: WARNING: ${opts.data} holds no shards; every search will find nothing until data is ingested ` +
+      `(rrscan ingest --data ${opts.data} FILE...)`);
+  }
   const stop = () => {
     void server.close().then(() => process.exit(0));
   };
@@ -111,7 +118,7 @@ export function buildProgram(): Command {
         if (err instanceof IngestError || (err as { code?: string }).code === 'INGEST_BAD_INPUT') {
           console.error(`rrscan ingest: ${(err as Error).message}`);
           console.error('rrscan ingest: nothing was published (use --max-errors N to skip bad records)');
-          process.exitCode = 2;
+          process.exitCode = EXIT_BAD_INPUT;
           return;
         }
         // Any other failure also publishes nothing (ingestFiles deletes what
@@ -143,7 +150,13 @@ export function buildProgram(): Command {
       'naming it (add keys with `rrscan keys add --redis-url URL`); default: DIR/keys.sqlite', redisUrlArg)
     .action(async (o: ServeFlags) => {
       if (Boolean(o.tlsCert) !== Boolean(o.tlsKey)) throw new InvalidArgumentError('--tls-cert and --tls-key go together');
-      await serveUntilSignal(o, (url) => console.log(`rrscan serving ${o.data} at ${url}/pdns/v2/`));
+      try {
+        await serveUntilSignal(o, (url) => console.log(`rrscan serving ${o.data} at ${url}/pdns/v2/`));
+      } catch (err) {
+        if ((err as { code?: unknown }).code !== 'DATA_DIR_MISSING') throw err;
+        console.error(`rrscan serve: ${(err as Error).message}`);
+        process.exitCode = EXIT_BAD_INPUT;
+      }
     });
 
   program.command('compact')
