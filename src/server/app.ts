@@ -23,6 +23,7 @@ import { LocalBackend } from '../search/local/local-backend.js';
 import { requireDataDir } from '../shard/manifest.js';
 import { Exchange } from './exchange.js';
 import { log } from './log.js';
+import { openApiText } from './openapi.js';
 import { acceptsNdjson, route } from './router.js';
 import { SafWriter } from './saf-writer.js';
 import { parseSearch, type PlannedSearch, type SearchRequest } from './search-request.js';
@@ -101,6 +102,9 @@ class FrontEnd {
         return x.sendError(errorOf('NOT_FOUND'));
       case 'ping':
         return x.sendJson({ ping: 'ok' });
+      case 'openapi':
+        // No key: partners fetch the description before they have one.
+        return x.sendJsonText(openApiText());
       case 'rate_limit':
         return x.sendJson(await this.gate.rateLimit(x.apiKey, x.ip));
       case 'flex':
@@ -252,6 +256,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const keepAliveMs = opts.keepAliveMs ?? LIMITS.keepAliveIntervalMs;
   const described = backend.describe();
   log.info({ ...described, keepAliveMs }, 'shards loaded');
+  openApiText(); // built now, not on the thread of the first request that asks for it
   const shards = Number(described['shards'] ?? 0);
   if (shards === 0) {
     log.warn({ dataDir: opts.dataDir }, 'the data directory holds no shards: every search finds nothing until data is ingested');
