@@ -209,6 +209,7 @@ const RESPONSES: Json = {
   Unavailable: errorResponse('The key already has its maximum of concurrent requests, or the server is overloaded (scan queue full, ' +
     'key store unreachable or busy, shutting down). Nothing was charged; try again later.', ['TOO_MANY_CONNECTIONS', 'OVERLOADED']),
   ShuttingDown: errorResponse('The server is shutting down.', ['OVERLOADED']),
+  MangledUrl: errorResponse(`A segment that cannot be percent-decoded, or a URL over ${LIMITS.urlBytesMax} bytes.`, ['EXCEPTION']),
 };
 
 /** The line schemas of the four kinds of stream, by name in components.schemas. */
@@ -336,7 +337,7 @@ function otherPaths(): Json {
       get: {
         operationId: 'notFound', tags: ['service'], summary: 'Anything else', security: [],
         parameters: [ref('parameters', 'endpoint')],
-        responses: { 404: ref('responses', 'NotFound'), 503: ref('responses', 'ShuttingDown') },
+        responses: { 400: ref('responses', 'MangledUrl'), 404: ref('responses', 'NotFound'), 503: ref('responses', 'ShuttingDown') },
       },
     },
   };
