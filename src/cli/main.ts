@@ -188,10 +188,13 @@ export function buildProgram(): Command {
     });
 
   program.command('start')
-    .description('what `npm start` runs: demo data and a key if missing, then serve ($RRSCAN_DATA or ./data, $PORT or 8080)')
+    .description('what `npm start` runs: demo data and a key if missing, then serve ($RRSCAN_DATA or ./data, $PORT or 8080, ' +
+      '$RRSCAN_HOST or 127.0.0.1)')
     .action(async () => {
       const data = path.resolve(process.env['RRSCAN_DATA'] ?? 'data');
       const port = Number(process.env['PORT'] ?? 8080);
+      // Loopback unless asked: the demo key is unlimited. The container image asks for 0.0.0.0 (deploy/Dockerfile).
+      const host = process.env['RRSCAN_HOST'] ?? '127.0.0.1';
       mkdirSync(data, { recursive: true });
       if (readManifest(data).shards.length === 0) {
         console.log(`rrscan: no shards in ${data}; generating the demo dataset (${DEMO_RECORDS_DEFAULT} RRsets) once`);
@@ -206,7 +209,7 @@ export function buildProgram(): Command {
         writeFileSync(keyFile, key + '\n', { mode: 0o600 });
       }
       const key = existsSync(keyFile) ? readFileSync(keyFile, 'utf8').trim() : '<your key>';
-      await serveUntilSignal({ data, host: '127.0.0.1', port }, (url) => {
+      await serveUntilSignal({ data, host, port }, (url) => {
         console.log(`\nrrscan is serving ${data}\n  base URL: ${url}/pdns/v2/\n  demo key: ${key}\n`);
         console.log(`Try:\n  curl -sH 'X-API-Key: ${key}' '${url}/pdns/v2/regex/rrnames/paypal?limit=5'\n`);
       });
