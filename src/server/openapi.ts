@@ -151,6 +151,7 @@ const PARAMETERS: Json = {
   aggr: query('aggr', BOOL, 'true (default): one row per RRset aggregated over every observation batch; false: one row per batch.'),
   humantime: query('humantime', BOOL, 'true: times as RFC 3339 UTC strings instead of epoch seconds.'),
   max_count: query('max_count', COUNT, 'Stop summing once count reaches this; the stream still ends `succeeded`.'),
+  lookupMaxCount: query('max_count', COUNT, 'Accepted and checked (clients send it), but it only acts on summarize.'),
   summarizeOffset: query('offset', COUNT, 'Not allowed on summarize: any value gives 416.'),
   flexValue: path('value', { type: 'string', minLength: 1, maxLength: LIMITS.patternCharsMax },
     'The RE2 regex or glob, matched case-insensitively against the presentation form (names end with a dot; write `(?-i)` to ' +
@@ -277,7 +278,7 @@ function lookupPaths(summarize: boolean): Json {
       const p = `/${verb}/${target}/{how}/{value}${tail.map((t) => (t === 'lookupRrtype' ? '/{rrtype}' : '/{bailiwick}')).join('')}`;
       const queryNames = summarize
         ? [...COMMON_QUERY.map((q) => (q === 'offset' ? 'summarizeOffset' : q)), 'max_count', 'aggr', 'humantime']
-        : [...COMMON_QUERY, 'aggr', 'humantime'];
+        : [...COMMON_QUERY, 'aggr', 'humantime', 'lookupMaxCount'];
       const result = summarize ? 'Summary' : target === 'rrset' ? 'RrsetResult' : 'RdataResult';
       const line = summarize ? 'SummaryLine' : target === 'rrset' ? 'RrsetLine' : 'RdataLine';
       out[p] = {
@@ -356,7 +357,8 @@ export function openApiDocument(): Json {
         '(500 and 404: text/html) whatever was asked for. Requests refused with a status are not charged. A URL over ' +
         `${LIMITS.urlBytesMax} bytes gets 400 "exception occurred"; a path with more segments than its endpoint takes gets 400 ` +
         '"REQUEST_URI has too many path segments", an empty value 400 "REQUEST_URI is missing path segment", an unknown first ' +
-        'segment (including an unknown search method) 404.',
+        'segment (including an unknown search method) 404. Query parameters not listed for an endpoint are ignored, except that ' +
+        'flexible search refuses aggr, humantime and max_count.',
       license: { name: 'MIT', identifier: 'MIT' },
     },
     servers: SERVERS.map((url) => ({ url, description: url === '/pdns/v2' ? 'The service path' :

@@ -75,6 +75,35 @@ export class OpenApiConformance {
     return best.path;
   }
 
+  /**
+   * Throws unless every path segment and query parameter of GET `requestPath`
+   * is a parameter its operation documents, with a value its schema allows:
+   * for requests the server accepted, so that the documented parameters are
+   * neither missing nor stricter than the server.
+   */
+  checkRequest(requestPath: string): void {
+    const p = this.pathOf(requestPath);
+    const op = this.doc.paths[p]!['get'] as { parameters?: Json[] };
+    const documented = (op.parameters ?? []).map((x) => this.resolve(x) as { name: string; in: string; schema: Json });
+    const [rawPath, rawQuery = ''] = requestPath.split(/\?(.*)/s);
+    const server = this.servers.find((s) => rawPath!.startsWith(`${s}/`))!;
+    const segs = rawPath!.slice(server.length).split('/').slice(1);
+    p.split('/').slice(1).forEach((t, i) => {
+      const name = /^\{(\w+)\}$/.exec(t)?.[1];
+      if (name === undefined) return;
+      const param = documented.find((d) => d.in === 'path' && d.name === name);
+      if (param === undefined) throw new Error(`${requestPath}: path parameter {${name}} is not defined`);
+      this.validate(`${requestPath}: path parameter ${name}`, param.schema, decodeURIComponent(segs[i]!));
+    });
+    for (const pair of rawQuery.split('&').filter((x) => x !== '')) {
+      const eq = pair.indexOf('=');
+      const name = decodeURIComponent(eq < 0 ? pair : pair.slice(0, eq));
+      const param = documented.find((d) => d.in === 'query' && d.name === name);
+      if (param === undefined) throw new Error(`${requestPath}: query parameter ${name} is not documented for ${p}`);
+      this.validate(`${requestPath}: query parameter ${name}`, param.schema, decodeURIComponent(eq < 0 ? '' : pair.slice(eq + 1)));
+    }
+  }
+
   /** Throws, saying what differs, unless the document describes this response to GET `requestPath`. */
   check(requestPath: string, reply: Reply): Checked {
     const p = this.pathOf(requestPath);

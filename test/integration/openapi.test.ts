@@ -58,6 +58,8 @@ async function conforms(p: string, status: number, key?: KeyName, headers: Recor
   const r = await get(server, p, { ...(key ? { 'X-API-Key': keys[key] } : {}), ...headers });
   expect(r.status, `${p}: ${r.body.slice(0, 200)}`).toBe(status);
   const c = conformance.check(p, r);
+  // A request the server accepted must be one the document allows.
+  if (status === 200) conformance.checkRequest(p);
   covered.add(`${c.path} ${c.status}`);
   return r;
 }
@@ -97,7 +99,7 @@ describe('responses the document describes', () => {
     await conforms('/pdns/v2/lookup/rrset/name/*.paypal.com/A', 200, 'plain');
     expect((await conforms('/pdns/v2/lookup/rrset/name/paypal.com/ANY/com.', 200, 'plain')).body).toContain('"bailiwick":"com."');
     expect((await conforms('/pdns/v2/lookup/rrset/name/paypal.com?humantime=true', 200, 'plain')).body).toContain('Z"');
-    await conforms('/pdns/v2/lookup/rrset/name/paypal.com?aggr=false&limit=2&offset=1', 200, 'plain');
+    await conforms('/pdns/v2/lookup/rrset/name/paypal.com?aggr=false&limit=2&offset=1&max_count=1', 200, 'plain');
     await conforms('/dnsdb/v2/lookup/rrset/raw/0670617970616C03636F6D00', 200, 'plain');
     await conforms('/pdns/v2/lookup/rdata/name/mx.paypal.com/MX', 200, 'plain');
     await conforms('/pdns/v2/lookup/rdata/ip/198.51.100.0,24', 200, 'plain');
@@ -209,5 +211,13 @@ describe('what the check refuses', () => {
       .toThrow(/framing line in the middle/);
     expect(() => conformance.check(p, ok('Error: something else\n', 'text/plain', 400))).toThrow(/does not conform/);
     expect(() => conformance.check('/pdns/v2/ping', ok('{"ping":"ok"}', 'application/json'))).toThrow(/without its newline/);
+  });
+
+  it('refuses request parameters the document does not define or allow', () => {
+    expect(() => conformance.checkRequest('/pdns/v2/regex/rrnames/x?limit=1&exclude=y')).not.toThrow();
+    expect(() => conformance.checkRequest('/pdns/v2/regex/rrnames/x?aggr=true')).toThrow(/query parameter aggr is not documented/);
+    expect(() => conformance.checkRequest('/pdns/v2/regex/rrnames/x?limit=-1')).toThrow(/query parameter limit: .* does not conform/);
+    expect(() => conformance.checkRequest('/pdns/v2/regex/hosts/x')).toThrow(/path parameter what_to_search: .* does not conform/);
+    expect(() => conformance.checkRequest('/pdns/v2/rate_limit?limit=1')).toThrow(/limit is not documented/);
   });
 });
