@@ -357,7 +357,8 @@ export function openApiDocument(): Json {
         '(500 and 404: text/html) whatever was asked for. Requests refused with a status are not charged. A URL over ' +
         `${LIMITS.urlBytesMax} bytes gets 400 "exception occurred"; a path with more segments than its endpoint takes gets 400 ` +
         '"REQUEST_URI has too many path segments", an empty value 400 "REQUEST_URI is missing path segment", an unknown first ' +
-        'segment (including an unknown search method) 404. Query parameters not listed for an endpoint are ignored, except that ' +
+        'segment (including an unknown search method) 404. A trailing slash is ignored. ' +
+        'Query parameters not listed for an endpoint are ignored, except that ' +
         'flexible search refuses aggr, humantime and max_count.',
       license: { name: 'MIT', identifier: 'MIT' },
     },
