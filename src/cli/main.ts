@@ -11,7 +11,7 @@ import { ingestFiles, ingestObservations, SOURCE_FORMATS, type SourceFormat } fr
 import { compact, type CompactSummary } from '../shard/compactor.js';
 import { AutoCompactor } from '../shard/auto-compactor.js';
 import { DEFAULT_POLICY, type TieredPolicy } from '../shard/compaction-policy.js';
-import { readManifest } from '../shard/manifest.js';
+import { readManifest, requireDataDir } from '../shard/manifest.js';
 import { demoObservations } from '../demo/generate.js';
 import { addKey, hasKeys } from '../auth/key-admin.js';
 import { redisKeyStoreConfig, sqliteKeyStoreConfig } from '../auth/stores/open-key-store.js';
@@ -20,6 +20,8 @@ import { progressBar } from './progress.js';
 
 const DEMO_RECORDS_DEFAULT = 1_000_000;
 const DEMO_KEY_FILE = 'demo-key.txt';
+/** Exit status when the command's input is wrong (a bad ingest file, a data directory that is not there); 1 is any other failure. */
+const EXIT_BAD_INPUT = 2;
 
 function integer(name: string, min = 0, max = Number.MAX_SAFE_INTEGER) {
   return (v: string): number => {
@@ -56,7 +58,11 @@ interface ServeFlags {
   redisUrl?: string;
 }
 
-async function serveUntilSignal(opts: ServeFlags, banner: (url: string) => void): Promise<void> {
+/**
+ * Serves until SIGTERM or SIGINT, then ends every open stream with its
+ * terminator and exits. `listening` gets the URL and the stop function.
+ */
+async function serveUntilSignal(opts: ServeFlags, listening: (url: string, stop: () => void) => void): Promise<void> {
   const { startServer } = await import('../server/app.js');
   const server = await startServer({
     dataDir: opts.data, host: opts.host, port: opts.port,
@@ -68,12 +74,50 @@ async function serveUntilSignal(opts: ServeFlags, banner: (url: string) => void)
     ...(opts.searchTimeoutMs !== undefined ? { searchTimeoutMs: opts.searchTimeoutMs } : {}),
     ...(opts.redisUrl !== undefined ? { keyStore: redisKeyStoreConfig(opts.redisUrl) } : {}),
   });
-  banner(server.url);
+  let stopped = false;
   const stop = () => {
+    if (stopped) return;
+    stopped = true;
     void server.close().then(() => process.exit(0));
+  };
+  listening(server.url, stop);
+  if (server.shards === 0) {
+    // Loud on purpose: an empty dataset answers every search with "no results", which looks like a working server.
+    console.error(`rrscan serve: WARNING: ${opts.data} holds no shards; every search will find nothing until data is ingested ` +
+      `(rrscan ingest --data ${opts.data} FILE...)`);
+  }
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+/** serve --processes N > 1, in the supervisor: starts the members and stops them on SIGTERM or SIGINT. */
+async function superviseUntilSignal(opts: ServeFlags & { processes: number }, banner: (url: string) => void): Promise<void> {
+  const { ProcessGroup } = await import('../server/process-group.js');
+  const { group, url } = await ProcessGroup.start({ processes: opts.processes, host: opts.host, port: opts.port });
+  banner(url);
+  const stop = () => {
+    void group.stop().then((code) => process.exit(code));
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+}
+
+/** serve, as one process, as the supervisor of --processes N, or as one of its members. */
+async function serve(o: ServeFlags & { processes: number }): Promise<void> {
+  const banner = (url: string) => console.log(`rrscan serving ${o.data} at ${url}/pdns/v2/` +
+    (o.processes > 1 ? ` (${o.processes} processes)` : ''));
+  const { joinGroup, membership, scanThreadsPerMember } = await import('../server/process-group.js');
+  const member = membership();
+  if (member === undefined) {
+    if (o.processes > 1) {
+      // Here, not in each member: a typo'd path is one error, not N failed starts.
+      requireDataDir(o.data);
+      return superviseUntilSignal(o, banner);
+    }
+    return serveUntilSignal(o, banner);
+  }
+  const workers = o.workers ?? scanThreadsPerMember(o.processes);
+  return serveUntilSignal({ ...o, port: member.port, workers }, joinGroup);
 }
 
 // The background compaction policy's flags (compaction-policy.ts), for every
@@ -169,7 +213,7 @@ export function buildProgram(): Command {
         if (err instanceof IngestError || (err as { code?: string }).code === 'INGEST_BAD_INPUT') {
           console.error(`rrscan ingest: ${(err as Error).message}`);
           console.error('rrscan ingest: nothing was published (use --max-errors N to skip bad records)');
-          process.exitCode = 2;
+          process.exitCode = EXIT_BAD_INPUT;
           return;
         }
         // Any other failure also publishes nothing (ingestFiles deletes what
@@ -199,9 +243,17 @@ export function buildProgram(): Command {
       integer('--search-timeout-ms', LIMITS.searchTimeoutMsMin, LIMITS.searchTimeoutMsMax), LIMITS.searchTimeoutMs)
     .option('--redis-url <url>', 'keys, quotas and concurrency caps in Redis at redis://HOST:PORT[/DB], shared by every server ' +
       'naming it (add keys with `rrscan keys add --redis-url URL`); default: DIR/keys.sqlite', redisUrlArg)
-    .action(async (o: ServeFlags) => {
+    .option('--processes <n>', 'front-end processes sharing the port (SO_REUSEPORT), each with its own scan threads ' +
+      '(default --workers: the cores shared among them)', integer('--processes', 1, LIMITS.groupProcessesMax), 1)
+    .action(async (o: ServeFlags & { processes: number }) => {
       if (Boolean(o.tlsCert) !== Boolean(o.tlsKey)) throw new InvalidArgumentError('--tls-cert and --tls-key go together');
-      await serveUntilSignal(o, (url) => console.log(`rrscan serving ${o.data} at ${url}/pdns/v2/`));
+      try {
+        await serve(o);
+      } catch (err) {
+        if ((err as { code?: unknown }).code !== 'DATA_DIR_MISSING') throw err;
+        console.error(`rrscan serve: ${(err as Error).message}`);
+        process.exitCode = EXIT_BAD_INPUT;
+      }
     });
 
   withPolicyOptions(program.command('compact')
@@ -244,10 +296,13 @@ export function buildProgram(): Command {
     });
 
   program.command('start')
-    .description('what `npm start` runs: demo data and a key if missing, then serve ($RRSCAN_DATA or ./data, $PORT or 8080)')
+    .description('what `npm start` runs: demo data and a key if missing, then serve ($RRSCAN_DATA or ./data, $PORT or 8080, ' +
+      '$RRSCAN_HOST or 127.0.0.1)')
     .action(async () => {
       const data = path.resolve(process.env['RRSCAN_DATA'] ?? 'data');
       const port = Number(process.env['PORT'] ?? 8080);
+      // Loopback unless asked: the demo key is unlimited. The container image asks for 0.0.0.0 (deploy/Dockerfile).
+      const host = process.env['RRSCAN_HOST'] ?? '127.0.0.1';
       mkdirSync(data, { recursive: true });
       if (readManifest(data).shards.length === 0) {
         console.log(`rrscan: no shards in ${data}; generating the demo dataset (${DEMO_RECORDS_DEFAULT} RRsets) once`);
@@ -262,8 +317,8 @@ export function buildProgram(): Command {
         writeFileSync(keyFile, key + '\n', { mode: 0o600 });
       }
       const key = existsSync(keyFile) ? readFileSync(keyFile, 'utf8').trim() : '<your key>';
-      await serveUntilSignal({ data, host: '127.0.0.1', port }, (url) => {
-        console.log(`\nrrscan is serving ${data}\n  base URL: ${url}/pdns/v2/\n  demo key: ${key}\n`);
+      await serveUntilSignal({ data, host, port }, (url) => {
+        console.log(`\nrrscan is serving ${data}\n  base URL: ${url}/pdns/v2/\n  demo key: ${key}\n  console:  ${url}/console/\n`);
         console.log(`Try:\n  curl -sH 'X-API-Key: ${key}' '${url}/pdns/v2/regex/rrnames/paypal?limit=5'\n`);
       });
     });

@@ -219,6 +219,19 @@ export const LIMITS = Object.freeze({
   /** A front end renews the leases it holds this often, so a stream longer than the time to live keeps its slot. */
   concurrencyLeaseRenewMs: 3_000,
 
+  // --- Process groups: serve --processes N (src/server/process-group.ts) ---
+  /** Front-end processes one `serve` may run; more than one per core only adds context switches. */
+  groupProcessesMax: 64,
+  /** A member that dies unexpectedly is started again after this pause. */
+  groupRestartDelayMs: 1_000,
+  /** More unexpected deaths than this within groupRestartWindowMs is a crash loop: the group stops, exit 1. */
+  groupRestartsMax: 5,
+  groupRestartWindowMs: 60_000,
+  /** A member still running this long after SIGTERM (its streams had their terminators long before) is killed. */
+  groupStopTimeoutMs: 30_000,
+  /** A member that does not listen within this long after it was forked is a failed start. */
+  groupStartTimeoutMs: 120_000,
+
   // --- Sensor ingest: pcap, pcapng, dnstap (src/ingest/pcap/, dnstap.ts) ---
   /** One fs read of a capture file; records straddling two reads are carried over, never re-read. */
   sensorReadChunkBytes: 1 << 20,
@@ -326,6 +339,14 @@ export const LIMITS = Object.freeze({
   keepAliveIntervalMsMin: 10,
   /** `--keepalive-ms` ceiling: common proxies drop an idle stream after 60 s. */
   keepAliveIntervalMsMax: 60_000,
+
+  // --- The web console's static files (src/server/console-files.ts), held in memory for the server's life ---
+  /** One file; the page, its script and its style are each a few tens of KB. */
+  consoleFileBytesMax: 1 << 20,
+  /** All of them together. */
+  consoleBytesMax: 4 << 20,
+  /** Files served: the page, a style sheet and a handful of compiled modules. */
+  consoleFilesMax: 32,
 });
 
 export function checkLimits(): void {

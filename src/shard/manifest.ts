@@ -13,11 +13,11 @@
 // (removeLeftovers): shard names carry their writer's id, and a dead
 // writer's lock is free.
 
-import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { LIMITS } from '../config/limits.js';
-import { asDiskFull } from '../errors/catalogue.js';
+import { asDiskFull, DataDirMissingError } from '../errors/catalogue.js';
 import { FileLock, isNewWriterLock, writerLockFile, writerOfLockName } from './file-lock.js';
 import { syncDir, writerOfShardFile } from './shard-writer.js';
 
@@ -58,6 +58,24 @@ export function readManifest(dataDir: string): Manifest {
     throw new Error(`${file}: unsupported manifest version ${String(parsed.version)}`);
   }
   return parsed;
+}
+
+/**
+ * Throws DataDirMissingError unless `dataDir` is an existing directory.
+ * Readers (serve) call it before anything creates files there: writers
+ * (ingest, compact, demo) create the directory, a reader must not.
+ */
+export function requireDataDir(dataDir: string): void {
+  let isDir: boolean;
+  try {
+    isDir = statSync(dataDir).isDirectory();
+  } catch (err) {
+    if ((err as { code?: unknown }).code === 'ENOENT' || (err as { code?: unknown }).code === 'ENOTDIR') {
+      throw new DataDirMissingError(dataDir, 'missing');
+    }
+    throw err;
+  }
+  if (!isDir) throw new DataDirMissingError(dataDir, 'not-a-directory');
 }
 
 async function acquireLock(dataDir: string): Promise<() => void> {
