@@ -21,7 +21,7 @@ import {
 import { PolicySim, withDuplicates, type Aggregate } from '../../bench/compaction-sim.js';
 import { checkProperty, FUZZ_TIMEOUT_MS, runsFor } from './fuzz-config.js';
 
-const RUNS = runsFor(300);
+const RUNS = runsFor(200);
 
 const policy = fc.record({
   fanIn: fc.integer({ min: 2, max: 8 }),
