@@ -14,6 +14,8 @@
 //   for byte as before, nothing left behind, the same answers.
 // - SIGKILL during a merge: the manifest as before and the same answers; the
 //   next `compact --auto` merges and its swap deletes what the killed one left.
+// - `rrscan compact` during a background merge waits for it (one compaction
+//   a directory) instead of racing it.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
@@ -276,6 +278,24 @@ describe('compact --auto stopped during a merge', () => {
       expect(await answers(server)).toEqual(expected);
     } finally {
       await server.close();
+    }
+  }, 60_000);
+
+  it('a plain `rrscan compact` started during a background merge waits for it, then finds nothing to merge', async () => {
+    const dir = path.join(temp.fresh(), 'data');
+    cpSync(base, dir, { recursive: true });
+    const compactor = autoCompact(dir, ARGS);
+    try {
+      await until('the merge to start', () => logged(compactor, 'compaction merging').length > 0);
+      const full = run(process.execPath, [BIN, 'compact', '--data', dir]);
+      const { code } = await full.exited;
+      expect(code, full.stderr()).toBe(0);
+      // It ran after the merge's swap: one shard, nothing for it to merge, no conflict.
+      expect(logged(compactor, 'compaction merged')).toHaveLength(1);
+      expect(full.stdout()).toMatch(/^compact: 1 shard\(s\), 115000 RRsets in -> 1 shard\(s\)/);
+      expect(readManifestAt(dir).shards).toHaveLength(1);
+    } finally {
+      await stop(compactor);
     }
   }, 60_000);
 
