@@ -8,6 +8,8 @@ import path from 'node:path';
 import { LIMITS } from '../config/limits.js';
 import { IngestError } from '../errors/catalogue.js';
 import { ingestFiles, ingestObservations, SOURCE_FORMATS, type SourceFormat } from '../ingest/run.js';
+import { parseListenAddress, type ListenAddress } from '../ingest/live/address.js';
+import { LiveReceiver } from '../ingest/live/receiver.js';
 import { compact, type CompactSummary } from '../shard/compactor.js';
 import { readManifest } from '../shard/manifest.js';
 import { demoObservations } from '../demo/generate.js';
@@ -74,6 +76,33 @@ async function serveUntilSignal(opts: ServeFlags, banner: (url: string) => void)
   process.once('SIGTERM', stop);
 }
 
+/**
+ * `rrscan ingest --listen`: prints one `rrscan ingest listening on ADDR` line
+ * per address (tcp:HOST:0 with its real port; tests read these lines), runs
+ * until SIGTERM or SIGINT, then publishes what it holds and exits 0.
+ */
+async function receiveUntilSignal(dataDir: string, listen: ListenAddress[], flushSeconds: number, memoryRrsets: number): Promise<void> {
+  // The handlers go in before the addresses are printed: until a listener
+  // exists the signal's default action kills the process, and whoever read
+  // the addresses may signal at once.
+  const signalled = new Promise<void>((resolve) => {
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+  const { log } = await import('../server/log.js');
+  const receiver = await LiveReceiver.start({ dataDir, listen, flushSeconds, memoryRrsets, log });
+  for (const a of receiver.addresses) console.log(`rrscan ingest listening on ${a}`);
+  await signalled;
+  const t = await receiver.stop();
+  console.log(`ingest: stopped; ${t.senders} sender(s), ${t.frames} frames, ${t.published.rrsets} RRsets published in ` +
+    `${t.published.shards} shard(s), ${t.outOfBailiwick} records out of bailiwick, ${t.rejected} frames rejected`);
+}
+
 export function buildProgram(): Command {
   const program = new Command('rrscan').description('passive-DNS query service').showHelpAfterError();
 
@@ -87,9 +116,27 @@ export function buildProgram(): Command {
     .option('--memory-rrsets <n>', 'RRsets held in memory before a shard is spilled (bounds peak memory)', integer('--memory-rrsets', 1))
     .option('--workers <n>', 'threads for big NDJSON files, sharing --memory-rrsets (default: one per core)',
       integer('--workers', 1, LIMITS.ingestThreadsMax))
-    .argument('<files...>', 'input files')
+    .option('--listen <addr>', 'receive dnstap from DNS servers over Frame Streams at unix:/path.sock or tcp:HOST:PORT ' +
+      '(repeatable), publishing a shard every --flush-seconds, until SIGTERM', (v: string, prev: ListenAddress[] = []) => {
+      try {
+        return [...prev, parseListenAddress(v)];
+      } catch (err) {
+        throw new InvalidArgumentError((err as Error).message);
+      }
+    })
+    .option('--flush-seconds <n>', `with --listen: publish what was received this often (default ${LIMITS.liveFlushSecondsDefault})`,
+      integer('--flush-seconds', 1, LIMITS.liveFlushSecondsMax))
+    .argument('[files...]', 'input files (none with --listen)')
     .action(async (files: string[], o: { data: string; format: SourceFormat | 'auto'; origin?: string; observedAt?: number;
-      maxErrors: number; memoryRrsets?: number; workers?: number }) => {
+      maxErrors: number; memoryRrsets?: number; workers?: number; listen?: ListenAddress[]; flushSeconds?: number }) => {
+      if (o.listen !== undefined) {
+        if (files.length > 0) throw new InvalidArgumentError('--listen takes no input files');
+        await receiveUntilSignal(o.data, o.listen, o.flushSeconds ?? LIMITS.liveFlushSecondsDefault,
+          o.memoryRrsets ?? LIMITS.liveRrsetsInMemoryMax);
+        return;
+      }
+      if (o.flushSeconds !== undefined) throw new InvalidArgumentError('--flush-seconds goes with --listen');
+      if (files.length === 0) throw new InvalidArgumentError('name input files, or --listen ADDR');
       const total = files.length;
       const bar = progressBar('ingest', 100, '%');
       try {

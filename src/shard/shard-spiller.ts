@@ -47,6 +47,23 @@ export class ShardSpiller {
     if (this.table.size >= this.memoryRrsets) await this.spill();
   }
 
+  /**
+   * Adds without ever spilling, for a caller that publishes on its own
+   * schedule (the live receiver, src/ingest/live/): returns the RRsets now
+   * held, which that caller bounds.
+   */
+  hold(o: Observation): number {
+    this.records += o.rdata.length;
+    this.observations++;
+    this.table.add(o);
+    return this.table.size;
+  }
+
+  /** RRsets held in memory, not yet written. */
+  get held(): number {
+    return this.table.size;
+  }
+
   async spill(): Promise<void> {
     if (this.table.size === 0) return;
     const { body, stats } = buildShardBody(this.table, this.label, this.now);

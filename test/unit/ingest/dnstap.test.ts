@@ -2,35 +2,15 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { nameToWire } from '../../../src/dns/name.js';
 import type { Observation } from '../../../src/model/observation.js';
 import { dnstapObservations, dnstapResponses } from '../../../src/ingest/dnstap.js';
 import { sensorStats } from '../../../src/ingest/sensor.js';
 import {
-  AA, QR, RD, a, be32, cat, collect, collectingContext, control, dnsMessage, fieldBytes, fieldFixed32, fieldVarint, tempFile,
+  AA, QR, RD, a, be32, cat, collect, collectingContext, control, dnsMessage, dnstapFrame, tempFile,
 } from './wire-fixtures.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const REAL = path.resolve(here, '../../../../shared/data/real/dnstap');
-
-interface TapFixture {
-  type: number; responseTimeSec?: number; queryTimeSec?: number; query?: Uint8Array; response?: Uint8Array; zone?: string;
-}
-
-function dnstapFrame(m: TapFixture, dnstapType = 1): Uint8Array {
-  const msg = cat([
-    fieldVarint(1, m.type),
-    fieldVarint(2, 2), // socket_family INET
-    fieldVarint(3, 1), // socket_protocol UDP
-    ...(m.queryTimeSec !== undefined ? [fieldVarint(8, m.queryTimeSec), fieldFixed32(9, 5)] : []),
-    ...(m.query ? [fieldBytes(10, m.query)] : []),
-    ...(m.zone ? [fieldBytes(11, nameToWire(m.zone))] : []),
-    ...(m.responseTimeSec !== undefined ? [fieldVarint(12, m.responseTimeSec), fieldFixed32(13, 7)] : []),
-    ...(m.response ? [fieldBytes(14, m.response)] : []),
-  ]);
-  const tap = cat([fieldBytes(1, new TextEncoder().encode('fixture')), fieldBytes(14, msg), fieldVarint(15, dnstapType)]);
-  return cat([be32(tap.length), tap]);
-}
 
 function fstrm(frames: Uint8Array[], contentType = 'protobuf:dnstap.Dnstap'): Uint8Array {
   return cat([control(2, contentType), ...frames, control(3)]);
