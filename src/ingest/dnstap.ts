@@ -13,9 +13,30 @@
 // Messages of a *_RESPONSE type (the even types 2..14: AUTH, RESOLVER,
 // CLIENT, FORWARDER, STUB, TOOL, UPDATE) with a response_message become
 // observations timed by response_time_sec (query_time_sec when the sender
-// left it out). query_zone, when present, is the resolver's own delegation
-// state, the zone it asked that server about: it IS the bailiwick and
-// replaces the inference of sensor.ts.
+// left it out).
+//
+// The bailiwick rule, for files and for live senders (live/sender.ts) alike;
+// observeResponse (sensor.ts) then refuses, and counts as outOfBailiwick,
+// every record whose owner is not at or under the bailiwick, as DNSDB's
+// bailiwick reconstruction does:
+//   RESOLVER_RESPONSE, FORWARDER_RESPONSE: query_zone, the resolver's own
+//     delegation state (the zone it asked that server about). Without one
+//     (a sender that leaves it out), inferred from the response as for a
+//     packet capture between resolver and authority (sensor.ts rules 1-4).
+//   AUTH_RESPONSE: the zone the authority answered from. BIND records it
+//     as query_zone; without one it is inferred, which for an authority's
+//     own answer finds the SOA (negative answers) or NS (referrals, and
+//     answers that carry the zone's NS) it put in, else the question's
+//     parent.
+//   CLIENT_RESPONSE (a resolver's answers to its clients, cache hits
+//     included), STUB, TOOL, UPDATE: kept, bailiwick query_zone when the
+//     sender recorded one, else inferred. Kept rather than refused because
+//     some servers emit nothing else (dnsdist, CoreDNS) and BIND logs an
+//     authority's answer to an RD=1 query as a CLIENT_RESPONSE; the
+//     inference drops what a recursive answer drags in from other zones (a
+//     CNAME target's records). Counts from client responses count answers
+//     given, cache hits included, not upstream fetches: feed resolver or
+//     client messages, not both, for DNSDB-like counts.
 //
 // Bad input: a malformed frame or protobuf, or a response that does not
 // parse, is rejected with its frame number and byte offset (`frame N (byte

@@ -87,13 +87,16 @@ export class LivePublisher {
     const rrsets = s.held;
     const records = s.records;
     try {
-      const shards = await s.publish();
+      // publish() builds the shard body before its first await: that part holds the receiving thread.
+      const publishing = s.publish();
+      const blockedMs = Math.round(performance.now() - started);
+      const shards = await publishing;
       const t = this.totals;
       t.flushes++;
       t.shards += shards.length;
       t.rrsets += rrsets;
       t.records += records;
-      this.log.info({ event: 'flush', reason, rrsets, records, shards, ms: Math.round(performance.now() - started),
+      this.log.info({ event: 'flush', reason, rrsets, records, shards, blockedMs, ms: Math.round(performance.now() - started),
         published: { ...t } }, 'published');
     } catch (err) {
       await s.abort();

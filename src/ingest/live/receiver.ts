@@ -133,8 +133,15 @@ export class LiveReceiver implements SenderSink {
   private drained(): void {
     if (!this.paused || this.publisher.over) return;
     this.paused = false;
-    for (const s of this.senders) s.resume();
-    this.opts.log.info({}, 'senders resumed');
+    // A resumed sender takes the frames it holds at once and may fill the budget again: the rest then stay
+    // paused until the next flush. Each resumed sender moves to the back, so none waits behind the others forever.
+    for (const s of [...this.senders]) {
+      if (this.paused) break;
+      if (!this.senders.delete(s)) continue;
+      this.senders.add(s);
+      s.resume();
+    }
+    if (!this.paused) this.opts.log.info({}, 'senders resumed');
   }
 
   ended(sender: Sender, reason: string): void {

@@ -64,6 +64,7 @@ export class Sender {
   private end = 0;
   private readonly handshakeTimer: NodeJS.Timeout;
   private rejectsLogged = 0;
+  private paused = false;
   private closeReason: string | undefined;
 
   constructor(readonly id: string, private readonly socket: Socket, private readonly sink: SenderSink,
@@ -76,13 +77,22 @@ export class Sender {
     socket.on('close', () => this.onClose());
   }
 
-  /** Stops reading (the receiver is over its memory budget); the kernel's buffers and then TCP push back on the sender. */
+  /**
+   * Stops taking frames (the receiver is over its memory budget): the rest
+   * of the chunk in hand waits in the buffer, the socket stops reading, and
+   * the kernel's buffers and then TCP push back on the sender.
+   */
   pause(): void {
+    this.paused = true;
     this.socket.pause();
   }
 
+  /** Takes the frames waiting in the buffer, then reads the socket again (unless that filled the budget once more). */
   resume(): void {
-    if (this.phase !== 'closed') this.socket.resume();
+    if (!this.paused) return;
+    this.paused = false;
+    this.process();
+    if (!this.paused && this.phase !== 'closed') this.socket.resume();
   }
 
   /** Closes the connection with a logged reason; what was read before stays. */
@@ -115,7 +125,12 @@ export class Sender {
   private onData(chunk: Buffer): void {
     if (!this.reading) return;
     this.append(chunk);
-    while (this.reading) {
+    this.process();
+  }
+
+  /** Takes the whole frames in the buffer, until it runs out, the sender is closed or paused. */
+  private process(): void {
+    while (this.reading && !this.paused) {
       const avail = this.end - this.start;
       if (avail < 4) break;
       const len = u32(this.bytes, this.start);
