@@ -14,10 +14,15 @@ export function threadsFor(requested?: number): number {
   return Math.max(1, Math.min(requested ?? availableParallelism(), LIMITS.ingestThreadsMax));
 }
 
+/** The compiled entry point of worker thread `worker` (workers/`worker`.ts). */
+export function workerFile(worker: string): string {
+  return path.join(DIST_ROOT, 'workers', `${worker}.js`);
+}
+
 /** Runs each task on its own thread of dist/workers/`worker`.js; settles when all have. */
 export async function runOnThreads<T, R>(worker: string, tasks: readonly T[]): Promise<PromiseSettledResult<R>[]> {
   const pool = new Piscina({
-    filename: path.join(DIST_ROOT, 'workers', `${worker}.js`),
+    filename: workerFile(worker),
     minThreads: 0, maxThreads: tasks.length, maxQueue: tasks.length, concurrentTasksPerWorker: 1,
   });
   try {

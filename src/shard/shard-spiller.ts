@@ -35,7 +35,7 @@ export class ShardSpiller {
   observations = 0;
 
   /** `writer`: the run's WriterLock id (file-lock.ts), taken by the thread that publishes. */
-  constructor(private readonly dataDir: string, private readonly label: string, private readonly now: number,
+  constructor(private readonly dataDir: string, private readonly label: string, readonly now: number,
     readonly memoryRrsets: number, readonly writer: string) {
     mkdirSync(dataDir, { recursive: true });
   }
@@ -71,6 +71,20 @@ export class ShardSpiller {
     const file = await writeShardFile(this.dataDir, body, this.now, this.writer);
     this.written.push({ file, rrsets: stats.rrsets, bytes: body.byteLength + SHARD_HEADER_BYTES });
     this.rrsets += stats.rrsets;
+  }
+
+  /**
+   * spill() with the shard built and written by `write` instead of here (the
+   * live receiver writes on a worker thread, so that building does not hold
+   * the thread that reads its senders). `write` owns the table it is given.
+   */
+  async spillWith(write: (table: RrsetTable) => Promise<WrittenShard>): Promise<void> {
+    if (this.table.size === 0) return;
+    const table = this.table;
+    this.table = new RrsetTable();
+    const w = await write(table);
+    this.written.push(w);
+    this.rrsets += w.rrsets;
   }
 
   /** Shards written by another thread for this run: published or deleted with this one's. */

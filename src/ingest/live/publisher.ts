@@ -4,12 +4,13 @@
 // --flush-seconds or as soon as it holds --memory-rrsets RRsets.
 //
 // A flush hands the held spiller off and starts a fresh one at once, so
-// receiving goes on while the shard is written, fsynced and swapped in;
-// only building the shard body (synchronous, about as long as the RRsets
-// held: the --memory-rrsets bound) holds the thread. One flush runs at a
-// time; while it does, the fresh spiller may fill to its budget too, and
-// then the receiver pauses every sender (`over`) until the flush is done:
-// memory is bounded by two budgets' worth of RRsets.
+// receiving goes on while the shard is built, written, fsynced and swapped
+// in: the aggregated columns move to a worker thread (workers/live-flush.ts;
+// their buffers are transferred, only the interned strings are copied),
+// which builds and writes the shard file; this thread then publishes it.
+// One flush runs at a time; while it does, the fresh spiller may fill to its
+// budget too, and then the receiver pauses every sender (`over`) until the
+// flush is done: memory is bounded by two budgets' worth of RRsets.
 //
 // Crash safety is the manifest's: a shard is visible only once listed, a
 // process killed before the swap leaves files named after its writer lock,
@@ -19,10 +20,23 @@
 // new data.
 
 import { performance } from 'node:perf_hooks';
+import { Piscina } from 'piscina';
+import { workerFile } from '../../lib/threads.js';
 import type { Observation } from '../../model/observation.js';
 import type { WriterLock } from '../../shard/file-lock.js';
-import { ShardSpiller } from '../../shard/shard-spiller.js';
+import { dataBuffers, type RrsetTable, type RrsetTableData } from '../../shard/rrset-table.js';
+import { ShardSpiller, type WrittenShard } from '../../shard/shard-spiller.js';
 import type { LiveLog } from './log.js';
+
+/** One flush for the worker thread (workers/live-flush.ts). */
+export interface LiveFlushTask {
+  table: RrsetTableData;
+  dataDir: string;
+  label: string;
+  now: number;
+  /** The receiver's WriterLock id, which names the shard file. */
+  writer: string;
+}
 
 export interface PublishTotals {
   flushes: number;
@@ -37,6 +51,10 @@ export interface PublishTotals {
 export class LivePublisher {
   private spiller: ShardSpiller;
   private flushing: Promise<void> | undefined;
+  /** One thread, kept for the receiver's life: flushes run one at a time. */
+  private readonly pool = new Piscina({
+    filename: workerFile('live-flush'), minThreads: 1, maxThreads: 1, concurrentTasksPerWorker: 1, idleTimeout: Infinity,
+  });
   readonly totals: PublishTotals = { flushes: 0, failedFlushes: 0, shards: 0, rrsets: 0, records: 0, lostRrsets: 0 };
 
   /** `drained`: called after each flush, when the receiver may resume paused senders. */
@@ -80,6 +98,14 @@ export class LivePublisher {
   /** Waits for the running flush, then publishes the rest. */
   async close(): Promise<void> {
     await this.flush('shutdown');
+    await this.pool.destroy();
+  }
+
+  /** Builds and writes `table`'s shard on the worker thread, moving the table's memory there. */
+  private write(table: RrsetTable, now: number): Promise<WrittenShard> {
+    const data = table.data();
+    const task: LiveFlushTask = { table: data, dataDir: this.dataDir, label: this.label, now, writer: this.writer.id };
+    return this.pool.run(task, { transferList: dataBuffers(data) }) as Promise<WrittenShard>;
   }
 
   private async publish(s: ShardSpiller, reason: string): Promise<void> {
@@ -87,10 +113,11 @@ export class LivePublisher {
     const rrsets = s.held;
     const records = s.records;
     try {
-      // publish() builds the shard body before its first await: that part holds the receiving thread.
-      const publishing = s.publish();
+      // Handing the table to the worker (copying its strings) is the part that holds the receiving thread.
+      const writing = s.spillWith((table) => this.write(table, s.now));
       const blockedMs = Math.round(performance.now() - started);
-      const shards = await publishing;
+      await writing;
+      const shards = await s.publish();
       const t = this.totals;
       t.flushes++;
       t.shards += shards.length;
