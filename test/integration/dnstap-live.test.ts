@@ -191,6 +191,31 @@ describe('rrscan ingest --listen', () => {
       .toMatchObject({ senders: SENDERS, sendersFailed: 0, frames: SENDERS * FRAMES });
   }, 60_000);
 
+  it('the sender after LIMITS.liveSendersMax (1,024) is closed at once; those connected go on', async () => {
+    const d = fresh();
+    const data = path.join(d, 'data');
+    // TCP: a unix socket's connect() fails with EAGAIN when the listen backlog is full, where TCP retries.
+    const r = await startReceiver(data, ['tcp:127.0.0.1:0']);
+    const address = r.addresses[0]!;
+    const held: FrameSender[] = [];
+    try {
+      const good = await started(address);
+      for (let i = 0; i < 1_023; i++) held.push(await FrameSender.connect(address));
+      const extra = await FrameSender.connect(address); // the kernel accepts it; the receiver closes it
+      await extra.done;
+      expect(await extra.readControl()).toBeUndefined();
+      await good.write(answer('under-the-limit.live.test.', '192.0.2.40'));
+      await good.finish();
+    } finally {
+      for (const h of held) h.socket.destroy();
+      expect(await r.stop()).toBe(0);
+    }
+    const refused = r.logs().filter((l) => l['msg'] === 'dnstap sender refused: too many senders');
+    expect(refused.map((l) => l['limit'])).toEqual([1_024]);
+    expect(r.logs().find((l) => l['msg'] === 'receiver stopped')).toMatchObject({ refusedConnections: 1, senders: 1_024, frames: 1 });
+    expect(r.stdout()).toContain('1 RRsets published in 1 shard(s)');
+  }, 60_000);
+
   it('SIGTERM publishes what is held and exits 0', async () => {
     const d = fresh();
     const data = path.join(d, 'data');
