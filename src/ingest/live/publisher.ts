@@ -77,6 +77,11 @@ export class LivePublisher {
     return this.spiller.held >= this.memoryRrsets;
   }
 
+  /** A flush is running (the interval timer then leaves its turn out rather than queue behind it). */
+  get busy(): boolean {
+    return this.flushing !== undefined;
+  }
+
   take(o: Observation): void {
     if (this.spiller.hold(o) >= this.memoryRrsets && this.flushing === undefined) void this.flush('memory');
   }

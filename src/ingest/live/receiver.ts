@@ -85,7 +85,9 @@ export class LiveReceiver implements SenderSink {
       await r.stop();
       throw err;
     }
-    r.timers.push(setInterval(() => void r.publisher.flush('interval'), opts.flushSeconds * 1000));
+    r.timers.push(setInterval(() => {
+      if (!r.publisher.busy) void r.publisher.flush('interval');
+    }, opts.flushSeconds * 1000));
     r.timers.push(setInterval(() => r.logTotals(), LIMITS.liveTotalsLogMs));
     return r;
   }
