@@ -2,7 +2,7 @@
 // ill-behaved senders over real sockets, read back through a running
 // `rrscan serve`; SIGTERM and kill -9 of the receiver.
 
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AA, QR, a, be32, cat, control, dnsMessage, dnstapFrame } from '../unit/ingest/wire-fixtures.js';
@@ -258,6 +258,9 @@ describe('rrscan ingest --listen', () => {
         await waitForResults(server, key, '/pdns/v2/lookup/rrset/name/resumed.live.test.', 1);
         expect(await results(server, key, '/pdns/v2/lookup/rrset/name/kept.live.test.')).toEqual([rec('kept.live.test.', '192.0.2.31')]);
         expect((await results(server, key, '/pdns/v2/lookup/rrset/name/maybe.live.test.')).length).toBeLessThanOrEqual(1);
+        // Whatever the killed receiver wrote and did not publish went at the restarted one's first swap.
+        const listed = (JSON.parse(readFileSync(path.join(data, 'manifest.json'), 'utf8')) as { shards: { file: string }[] }).shards;
+        expect(readdirSync(data).filter((f) => f.endsWith('.rrs')).sort()).toEqual(listed.map((e) => e.file).sort());
       } finally {
         expect(await second.stop()).toBe(0);
       }
