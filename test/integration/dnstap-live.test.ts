@@ -267,6 +267,42 @@ describe('rrscan ingest --listen', () => {
     });
   }, 60_000);
 
+  it('kill -9 while flushes follow one another: the published shards stay whole, the rest goes at the next swap', async () => {
+    const d = fresh();
+    const data = path.join(d, 'data');
+    const sock = `unix:${path.join(d, 'tap.sock')}`;
+    const FRAMES = 40_000;
+    const first = await startReceiver(data, [sock], ['--flush-seconds', '1', '--memory-rrsets', '2000']);
+    const s = await started(sock);
+    void s.write(cat(Array.from({ length: FRAMES }, (_, f) => answer(`k${f}.kill.live.test.`, '192.0.2.50'))));
+    // Some flushes published, more on their way (a shard on the worker thread, its RRsets held).
+    await waitFor('two flushes', () => (first.logs().filter((l) => l['event'] === 'flush').length >= 2 ? true : undefined), 30_000);
+    await first.kill9();
+    await s.done;
+    const manifest = JSON.parse(readFileSync(path.join(data, 'manifest.json'), 'utf8')) as { shards: { file: string; rrsets: number }[] };
+    const published = manifest.shards.reduce((n, e) => n + e.rrsets, 0);
+    expect(published).toBeGreaterThanOrEqual(4_000);
+    expect(published).toBeLessThan(FRAMES);
+
+    const second = await startReceiver(data, [sock]);
+    try {
+      const s2 = await started(sock);
+      await s2.write(answer('after-kill.live.test.', '192.0.2.51'));
+      await s2.finish();
+      await withServer(data, async (server, key) => {
+        await waitForResults(server, key, '/pdns/v2/lookup/rrset/name/after-kill.live.test.', 1);
+        // Every RRset the killed receiver published is served once, and nothing it had not.
+        const got = await results(server, key, `/pdns/v2/regex/rrnames/${encodeURIComponent('\\.kill\\.live\\.test\\.$')}?limit=50000`);
+        expect(got.length).toBe(published);
+        expect(new Set(got.map((o) => o['rrname'])).size).toBe(published);
+      });
+    } finally {
+      expect(await second.stop()).toBe(0);
+    }
+    const listed = (JSON.parse(readFileSync(path.join(data, 'manifest.json'), 'utf8')) as { shards: { file: string }[] }).shards;
+    expect(readdirSync(data).filter((f) => f.endsWith('.rrs') || f.endsWith('.tmp')).sort()).toEqual(listed.map((e) => e.file).sort());
+  }, 90_000);
+
   it('backpressure: at --memory-rrsets every sender pauses until the flush is done, and nothing is lost', async () => {
     const d = fresh();
     const data = path.join(d, 'data');
