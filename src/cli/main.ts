@@ -79,7 +79,8 @@ async function serveUntilSignal(opts: ServeFlags, banner: (url: string) => void)
 /**
  * `rrscan ingest --listen`: prints one `rrscan ingest listening on ADDR` line
  * per address (tcp:HOST:0 with its real port; tests read these lines), runs
- * until SIGTERM or SIGINT, then publishes what it holds and exits 0.
+ * until SIGTERM or SIGINT, then publishes what it holds and exits 0 (1 when
+ * a flush failed: its RRsets were lost).
  */
 async function receiveUntilSignal(dataDir: string, listen: ListenAddress[], flushSeconds: number, memoryRrsets: number): Promise<void> {
   // The handlers go in before the addresses are printed: until a listener
@@ -101,6 +102,11 @@ async function receiveUntilSignal(dataDir: string, listen: ListenAddress[], flus
   const t = await receiver.stop();
   console.log(`ingest: stopped; ${t.senders} sender(s), ${t.frames} frames, ${t.published.rrsets} RRsets published in ` +
     `${t.published.shards} shard(s), ${t.outOfBailiwick} records out of bailiwick, ${t.rejected} frames rejected`);
+  if (t.published.failedFlushes > 0) {
+    // The log says why each failed; the exit code tells a supervisor that data was lost.
+    console.error(`rrscan ingest: ${t.published.failedFlushes} flush(es) failed, ${t.published.lostRrsets} RRsets lost`);
+    process.exitCode = 1;
+  }
 }
 
 export function buildProgram(): Command {
@@ -113,7 +119,8 @@ export function buildProgram(): Command {
     .option('--origin <name>', 'zone origin for zone files without $ORIGIN')
     .option('--observed-at <epoch>', 'zone observation time (default: SOA serial date, else now)', integer('--observed-at'))
     .option('--max-errors <n>', 'skip and count up to N bad records before failing', integer('--max-errors'), 0)
-    .option('--memory-rrsets <n>', 'RRsets held in memory before a shard is spilled (bounds peak memory)', integer('--memory-rrsets', 1))
+    .option('--memory-rrsets <n>', 'RRsets held in memory before a shard is spilled (bounds peak memory); with --listen, ' +
+      `before a shard is published (default ${LIMITS.liveRrsetsInMemoryMax})`, integer('--memory-rrsets', 1))
     .option('--workers <n>', 'threads for big NDJSON files, sharing --memory-rrsets (default: one per core)',
       integer('--workers', 1, LIMITS.ingestThreadsMax))
     .option('--listen <addr>', 'receive dnstap from DNS servers over Frame Streams at unix:/path.sock or tcp:HOST:PORT ' +
