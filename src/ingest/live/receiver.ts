@@ -67,6 +67,7 @@ export class LiveReceiver implements SenderSink {
   private refused = 0;
   private failed = 0;
   private paused = false;
+  private stopping = false;
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly publisher: LivePublisher;
   /** Where it listens, as --listen spells it, with real TCP ports. */
@@ -125,7 +126,7 @@ export class LiveReceiver implements SenderSink {
 
   take(o: Observation): void {
     this.publisher.take(o);
-    if (!this.paused && this.publisher.over) {
+    if (!this.paused && !this.stopping && this.publisher.over) {
       this.paused = true;
       for (const s of this.senders) s.pause();
       this.opts.log.warn({ held: this.publisher.held }, 'memory budget reached: senders paused until the flush is done');
@@ -190,7 +191,12 @@ export class LiveReceiver implements SenderSink {
     for (const t of this.timers) clearInterval(t);
     // close() waits for the open connections, so they are closed after it is called.
     const closed = Promise.all(this.servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
-    for (const s of [...this.senders]) s.fail('receiver stopping');
+    // Frames already read count as held, paused senders' included: taken past the budget, then published.
+    this.stopping = true;
+    for (const s of [...this.senders]) {
+      s.drain();
+      s.fail('receiver stopping');
+    }
     await closed;
     for (const p of this.socketFiles) if (existsSync(p)) rmSync(p, { force: true });
     await this.publisher.close();

@@ -65,6 +65,8 @@ export class Sender {
   private readonly handshakeTimer: NodeJS.Timeout;
   private rejectsLogged = 0;
   private paused = false;
+  private eof = false;
+  private socketClosed = false;
   private closeReason: string | undefined;
 
   constructor(readonly id: string, private readonly socket: Socket, private readonly sink: SenderSink,
@@ -92,7 +94,19 @@ export class Sender {
     if (!this.paused) return;
     this.paused = false;
     this.process();
-    if (!this.paused && this.phase !== 'closed') this.socket.resume();
+    if (this.paused) return;
+    if (!this.eof) {
+      if (this.phase !== 'closed') this.socket.resume();
+      return;
+    }
+    this.atEof();
+    if (this.socketClosed) this.ended();
+  }
+
+  /** Takes the whole frames already read, paused or not (the receiver is stopping and takes no more). */
+  drain(): void {
+    this.paused = false;
+    this.process();
   }
 
   /** Closes the connection with a logged reason; what was read before stays. */
@@ -108,7 +122,13 @@ export class Sender {
     return this.phase !== 'closed' && this.phase !== 'stopped';
   }
 
+  /** The sender's end of the stream; while paused, judged once the frames held are taken. */
   private onEnd(): void {
+    this.eof = true;
+    if (!this.paused) this.atEof();
+  }
+
+  private atEof(): void {
     if (this.phase === 'stopped' || this.phase === 'closed') return;
     const held = this.end - this.start;
     this.fail(held > 0 ? `closed inside a frame (${held} bytes of it dropped)`
@@ -117,7 +137,14 @@ export class Sender {
 
   private onClose(): void {
     clearTimeout(this.handshakeTimer);
-    if (this.phase !== 'closed' && this.phase !== 'stopped') this.closeReason ??= 'connection reset';
+    this.socketClosed = true;
+    // A sender that ended while paused closes at once (no half-open sockets): its frames are still to be taken.
+    if (this.paused && this.eof && this.reading) return;
+    this.ended();
+  }
+
+  private ended(): void {
+    if (this.reading) this.closeReason ??= 'connection reset';
     this.phase = 'closed';
     this.sink.ended(this, this.closeReason ?? 'finished (STOP)');
   }
