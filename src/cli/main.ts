@@ -8,6 +8,8 @@ import path from 'node:path';
 import { LIMITS } from '../config/limits.js';
 import { IngestError } from '../errors/catalogue.js';
 import { ingestFiles, ingestObservations, SOURCE_FORMATS, type SourceFormat } from '../ingest/run.js';
+import { parseListenAddress, type ListenAddress } from '../ingest/live/address.js';
+import { LiveReceiver } from '../ingest/live/receiver.js';
 import { compact, type CompactSummary } from '../shard/compactor.js';
 import { AutoCompactor } from '../shard/auto-compactor.js';
 import { DEFAULT_POLICY, type TieredPolicy } from '../shard/compaction-policy.js';
@@ -128,7 +130,7 @@ interface PolicyFlags {
   mergeRrsetsMax?: number;
 }
 
-/** Adds the policy's flags to `cmd` (ingest --listen --compact auto is to take the same). */
+/** Adds the policy's flags to `cmd`: compact --auto and ingest --listen (--compact auto) take the same. */
 function withPolicyOptions(cmd: Command): Command {
   for (const o of policyOptions()) cmd.addOption(o);
   return cmd;
@@ -176,22 +178,90 @@ async function compactInBackground(dataDir: string, policy: Partial<TieredPolicy
   process.once('SIGTERM', stop);
 }
 
+/**
+ * `rrscan ingest --listen`: prints one `rrscan ingest listening on ADDR` line
+ * per address (tcp:HOST:0 with its real port; tests read these lines), runs
+ * until SIGTERM or SIGINT, then publishes what it holds and exits 0 (1 when
+ * a flush failed: its RRsets were lost).
+ */
+async function receiveUntilSignal(dataDir: string, listen: ListenAddress[], flushSeconds: number, memoryRrsets: number,
+  compaction: Partial<TieredPolicy> | undefined): Promise<void> {
+  // The handlers go in before the addresses are printed: until a listener
+  // exists the signal's default action kills the process, and whoever read
+  // the addresses may signal at once.
+  const signalled = new Promise<void>((resolve) => {
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+  const { log } = await import('../server/log.js');
+  const receiver = await LiveReceiver.start({ dataDir, listen, flushSeconds, memoryRrsets, log });
+  // Every flush publishes a small shard; the compactor keeps their number
+  // logarithmic in the data (compaction-policy.ts) on a thread of its own.
+  const compactor = compaction === undefined ? undefined : new AutoCompactor({ dataDir, policy: compaction, log });
+  compactor?.start();
+  for (const a of receiver.addresses) console.log(`rrscan ingest listening on ${a}`);
+  await signalled;
+  const [t] = await Promise.all([receiver.stop(), compactor?.stop()]);
+  console.log(`ingest: stopped; ${t.senders} sender(s), ${t.frames} frames, ${t.published.rrsets} RRsets published in ` +
+    `${t.published.shards} shard(s), ${t.outOfBailiwick} records out of bailiwick, ${t.rejected} frames rejected`);
+  if (t.published.failedFlushes > 0) {
+    // The log says why each failed; the exit code tells a supervisor that data was lost.
+    console.error(`rrscan ingest: ${t.published.failedFlushes} flush(es) failed, ${t.published.lostRrsets} RRsets lost`);
+    process.exitCode = 1;
+  }
+}
+
 export function buildProgram(): Command {
   const program = new Command('rrscan').description('passive-DNS query service').showHelpAfterError();
 
-  program.command('ingest')
-    .description('ingest DNS data files into new shards (published atomically; on failure nothing changes)')
+  withPolicyOptions(program.command('ingest'))
+    .description('ingest DNS data files into new shards (published atomically; on failure nothing changes); with --listen, ' +
+      'receive dnstap from DNS servers until SIGTERM, publishing as it goes and compacting in the background')
     .addOption(dataOption())
     .addOption(new Option('--format <format>', 'input format').choices(['auto', ...SOURCE_FORMATS]).default('auto'))
     .option('--origin <name>', 'zone origin for zone files without $ORIGIN')
     .option('--observed-at <epoch>', 'zone observation time (default: SOA serial date, else now)', integer('--observed-at'))
     .option('--max-errors <n>', 'skip and count up to N bad records before failing', integer('--max-errors'), 0)
-    .option('--memory-rrsets <n>', 'RRsets held in memory before a shard is spilled (bounds peak memory)', integer('--memory-rrsets', 1))
+    .option('--memory-rrsets <n>', 'RRsets held in memory before a shard is spilled (bounds peak memory); with --listen, ' +
+      `before a shard is published (default ${LIMITS.liveRrsetsInMemoryMax})`, integer('--memory-rrsets', 1))
     .option('--workers <n>', 'threads for big NDJSON files, sharing --memory-rrsets (default: one per core)',
       integer('--workers', 1, LIMITS.ingestThreadsMax))
-    .argument('<files...>', 'input files')
+    .option('--listen <addr>', 'receive dnstap from DNS servers over Frame Streams at unix:/path.sock or tcp:HOST:PORT ' +
+      '(repeatable), publishing a shard every --flush-seconds, until SIGTERM', (v: string, prev: ListenAddress[] = []) => {
+      try {
+        return [...prev, parseListenAddress(v)];
+      } catch (err) {
+        throw new InvalidArgumentError((err as Error).message);
+      }
+    })
+    .option('--flush-seconds <n>', `with --listen: publish what was received this often (default ${LIMITS.liveFlushSecondsDefault})`,
+      integer('--flush-seconds', 1, LIMITS.liveFlushSecondsMax))
+    .addOption(new Option('--compact <mode>', 'with --listen: merge the flushed shards in the background as the tiered ' +
+      'policy asks (auto), or leave that to `rrscan compact --auto` in its own process (off)').choices(['auto', 'off']))
+    .argument('[files...]', 'input files (none with --listen)')
     .action(async (files: string[], o: { data: string; format: SourceFormat | 'auto'; origin?: string; observedAt?: number;
-      maxErrors: number; memoryRrsets?: number; workers?: number }) => {
+      maxErrors: number; memoryRrsets?: number; workers?: number; listen?: ListenAddress[]; flushSeconds?: number;
+      compact?: 'auto' | 'off' } & PolicyFlags) => {
+      const policy = policyOf(o);
+      if (o.listen !== undefined) {
+        if (files.length > 0) throw new InvalidArgumentError('--listen takes no input files');
+        if (o.compact === 'off' && Object.keys(policy).length > 0) {
+          throw new InvalidArgumentError('--fan-in, --tier-min-rrsets and --merge-rrsets-max go with --compact auto');
+        }
+        await receiveUntilSignal(o.data, o.listen, o.flushSeconds ?? LIMITS.liveFlushSecondsDefault,
+          o.memoryRrsets ?? LIMITS.liveRrsetsInMemoryMax, o.compact === 'off' ? undefined : policy);
+        return;
+      }
+      if (o.flushSeconds !== undefined) throw new InvalidArgumentError('--flush-seconds goes with --listen');
+      if (o.compact !== undefined || Object.keys(policy).length > 0) {
+        throw new InvalidArgumentError('--compact and the compaction policy flags go with --listen');
+      }
+      if (files.length === 0) throw new InvalidArgumentError('name input files, or --listen ADDR');
       const total = files.length;
       const bar = progressBar('ingest', 100, '%');
       try {

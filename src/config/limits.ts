@@ -275,6 +275,31 @@ export const LIMITS = Object.freeze({
   /** fstrm's own bound on a control frame (FSTRM_CONTROL_FRAME_LENGTH_MAX). */
   dnstapControlFrameBytesMax: 512,
 
+  // --- Live dnstap receiver (rrscan ingest --listen; src/ingest/live/) ---
+  /** Senders connected at once over every --listen address; one more is closed at once, logged. */
+  liveSendersMax: 1_024,
+  /** A sender must finish READY / ACCEPT / START within this long after connecting, or it is closed. */
+  liveHandshakeMs: 5_000,
+  /**
+   * A sender's read buffer starts this size and doubles as a frame needs, up
+   * to dnstapFrameBytesMax + 4; 1,024 idle senders hold 64 MiB at most.
+   */
+  liveReadBufferBytes: 1 << 16,
+  /** --flush-seconds default: held RRsets are published as a shard this often. */
+  liveFlushSecondsDefault: 10,
+  liveFlushSecondsMax: 3_600,
+  /**
+   * --memory-rrsets default for --listen: held RRsets are published as soon
+   * as there are this many. A flush's shard is built on a worker thread
+   * while the next budget fills, so the receiver holds up to two budgets:
+   * peak RSS 340 MiB at 200,000 (node dist/bench/live-dnstap.js --frames 300000 --transport tcp).
+   */
+  liveRrsetsInMemoryMax: 200_000,
+  /** Running totals are logged this often (and with every flush). */
+  liveTotalsLogMs: 60_000,
+  /** Rejected frames of one sender logged one by one; the rest are only counted (and logged at its disconnect). */
+  liveRejectsLoggedPerSender: 10,
+
   // --- DNS codec and zone files (src/dns, src/ingest/zone.ts) ---
   /**
    * Compression pointers followed in one name; pointers must also point backwards, so this only bounds work
