@@ -137,10 +137,10 @@ export class FrameSender {
     await this.write(control(START, DNSTAP));
   }
 
-  /** STOP, expect FINISH and the close. */
-  async finish(): Promise<void> {
+  /** STOP, expect FINISH (within `timeoutMs`: a receiver working through a backlog answers late) and the close. */
+  async finish(timeoutMs?: number): Promise<void> {
     await this.write(control(STOP));
-    const fin = await this.readControl();
+    const fin = await this.readControl(timeoutMs);
     if (fin?.[0] !== FINISH) throw new Error(`expected FINISH, got ${JSON.stringify(fin)}`);
     await this.done;
   }
