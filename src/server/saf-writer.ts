@@ -229,7 +229,10 @@ export class SafWriter implements ResultSink {
   /** Ends the stream with its terminator line. */
   end(cond: Terminator, msg?: string): void {
     if (this.ended || this.aborted) return;
-    this.text(terminatorLine(cond, msg));
+    const terminator = terminatorLine(cond, msg);
+    // A message may quote the client's pattern (RE2's words): its UTF-8 bytes beyond one per character.
+    if (msg !== undefined) this.meter.family.streamBytes += Buffer.byteLength(terminator) - terminator.length;
+    this.text(terminator);
     this.ended = true;
     this.stopKeepAlive();
     const chunk = this.pending.join('');
@@ -246,9 +249,15 @@ export class SafWriter implements ResultSink {
     this.meter.family.terminated(cond, this.meter.started, now);
   }
 
-  /** Counts a chunk handed to uWS, in bytes as they go out (an RE2 message may quote non-ASCII text). */
+  /**
+   * Counts a chunk handed to uWS. Every line but a terminator's message is
+   * ASCII (render/json-text.ts: presentation text escapes other bytes), so
+   * characters are bytes; end() adds what a message's UTF-8 takes beyond.
+   * (Buffer.byteLength of each chunk was a third of the metrics' cost per
+   * lookup: bench/micro/metrics-hot-path.ts.)
+   */
   private count(chunk: string): void {
-    this.meter.family.streamBytes += Buffer.byteLength(chunk);
+    this.meter.family.streamBytes += chunk.length;
   }
 
   private stopKeepAlive(): void {

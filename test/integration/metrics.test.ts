@@ -253,6 +253,18 @@ describe('requests and streams', () => {
     expect(le('+Inf')).toBe(value(after, 'rrscan_http_first_byte_seconds_count', { family: 'lookup' }));
   });
 
+  it('counts stream bytes as they go out when a failed terminator quotes non-ASCII text', async () => {
+    await idlePool(server);
+    const before = await scrape(server);
+    const r = await get(server, `/pdns/v2/regex/rrnames/${encodeURIComponent('é(x')}`, H);
+    const after = await scrape(server);
+    const last = lines(r.body).at(-1) as { cond: string; msg: string };
+    expect([r.status, last.cond]).toEqual([200, 'failed']);
+    expect(last.msg).toContain('é');
+    expect(changes(before, after, 'rrscan_stream_bytes_total')).toEqual({ '{family="flex"}': Buffer.byteLength(r.body) });
+    expect(changes(before, after, 'rrscan_stream_terminator_seconds_count')).toEqual({ '{family="flex",terminator="failed"}': 1 });
+  });
+
   it('counts the keep-alives of a long scan, its turns and the worker time it took', async () => {
     await idlePool(server);
     const before = await scrape(server);
