@@ -129,7 +129,9 @@ function streamMetrics(registry: Registry, s: ServingStats): void {
     () => STREAMING.flatMap((family) => TERMINATORS.map((t) => [{ family, terminator: t }, s.families[family].toTerminator[t]] as const)));
   counter(registry, 'rrscan_stream_bytes_total', 'Bytes of 200 stream bodies handed to the socket', ['family'],
     () => perFamily(s, (f) => f.streamBytes, STREAMING));
-  counter(registry, 'rrscan_stream_results_total', 'Result objects written to 200 streams (a summary is one)', ['family'],
+  counter(registry, 'rrscan_stream_results_total',
+    'Results written to 200 streams, as limit counts them (a flexible search\'s name is one whatever its rrtype lines; a summary is one)',
+    ['family'],
     () => perFamily(s, (f) => f.results, STREAMING));
   counter(registry, 'rrscan_stream_keepalives_total', 'Keep-alive {} lines sent during silent stretches of a stream', ['family'],
     () => perFamily(s, (f) => f.keepAlives, STREAMING));

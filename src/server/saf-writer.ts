@@ -18,6 +18,10 @@
 // keepAliveMs, what is pending goes out, or a `{}` line when nothing is, so
 // that clients see results promptly and proxies do not time the stream out
 // during a long scan.
+// It counts itself in its request's endpoint family (serving-stats.ts): the
+// status line and its time, bytes, keep-alives, the terminator and its time,
+// or, for a stream that never gets one, whether a slow reader was cut or
+// the client hung up.
 
 import { LIMITS } from '../config/limits.js';
 import { BEGIN_LINE, KEEPALIVE_LINE, terminatorLine, type Terminator } from '../render/saf.js';

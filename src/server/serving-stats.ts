@@ -73,7 +73,7 @@ export class FamilyStats {
   };
   /** Bytes of 200 stream bodies handed to uWS. */
   streamBytes = 0;
-  /** Result objects written to 200 streams (a summary is one). */
+  /** Results written to 200 streams, as `limit` counts them: a flexible search's name is one whatever its rrtype lines; a summary one. */
   results = 0;
   keepAlives = 0;
   /** Streams uWS ended while the client was not reading (no progress for its timeout): no terminator. */
