@@ -17,7 +17,12 @@
 // ran), so each run also reports the server's CPU time per request (user +
 // system of its process, /proc/PID/stat, over the wrk run): what the
 // server itself spent, which other load disturbs far less; its verdict is
-// printed beside the req/s one. Needs wrk (Debian package wrk).
+// printed beside the req/s one. Even that moved by about 1 us (7%) from run
+// to run of the same build while other jobs shared the 2 cores (a copy of
+// this build with its counting stubbed out came out 6% dearer, not
+// cheaper), so a 3% target needs a quiet machine or more rounds;
+// bench/micro/metrics-hot-path.ts measures the request path's part alone.
+// Needs wrk (Debian package wrk).
 
 import { fork, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -48,16 +53,16 @@ const CONFIGS: Config[] = [
 ];
 const WITH_METRICS = CONFIGS.length - 1;
 
-/** Scrapes /metrics on `port` every scrapeMs until stopped; counts the scrapes and fails on a non-200. */
-function scraper(port: number): { stop(): Promise<number> } {
+/** Scrapes /metrics on `port` now and every scrapeMs until stopped; counts the scrapes and fails on a non-200. */
+async function scraper(port: number): Promise<{ stop(): Promise<number> }> {
   let scrapes = 0;
   let failure: Error | undefined;
-  const timer = setInterval(() => {
-    timedGet(port, '/metrics', {}).then((r) => {
-      if (r.status !== 200) failure = new Error(`/metrics answered ${r.status}`);
-      scrapes++;
-    }, (err: Error) => { failure = err; });
-  }, scrapeMs);
+  const scrape = () => timedGet(port, '/metrics', {}).then((r) => {
+    if (r.status !== 200) failure = new Error(`/metrics answered ${r.status}`);
+    scrapes++;
+  }, (err: Error) => { failure = err; });
+  await scrape();
+  const timer = setInterval(() => void scrape(), scrapeMs);
   return {
     stop: async () => {
       clearInterval(timer);
@@ -70,7 +75,8 @@ function scraper(port: number): { stop(): Promise<number> } {
 /**
  * One measured run of a configuration: its own server, a warm-up, then wrk.
  * wrk blocks this process (spawnSync), so the scrapes of the metrics run are
- * made by a child process.
+ * made by a child process, started before the warm-up: starting Node in the
+ * measured window took CPU from the server.
  */
 interface Run {
   rps: number;
@@ -85,8 +91,8 @@ async function run(c: Config, key: string, lookup: string): Promise<Run> {
   try {
     const url = `http://127.0.0.1:${server.port}${lookup}`;
     const headers = { 'X-API-Key': key };
+    const child = server.metricsPort !== undefined ? await scrapeInChild(server.metricsPort) : undefined;
     wrk(url, headers, WARM_SECONDS);
-    const child = server.metricsPort !== undefined ? scrapeInChild(server.metricsPort) : undefined;
     const cpu0 = cpuSeconds(server.proc.pid!);
     const load: Load = wrk(url, headers, seconds)!;
     const cpuUs = (1e6 * (cpuSeconds(server.proc.pid!) - cpu0)) / (load.rps * seconds);
@@ -96,10 +102,17 @@ async function run(c: Config, key: string, lookup: string): Promise<Run> {
   }
 }
 
-/** The scraper in a child process of its own (this one is blocked in wrk); stop() resolves with its count of scrapes. */
-function scrapeInChild(port: number): { stop(): Promise<number> } {
+/**
+ * The scraper in a child process of its own (this one is blocked in wrk),
+ * once it has scraped the first time; stop() resolves with its count of scrapes.
+ */
+async function scrapeInChild(port: number): Promise<{ stop(): Promise<number> }> {
   const proc = fork(new URL(import.meta.url), ['--scrape-child', String(port), '--scrape-ms', String(scrapeMs)],
     { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  await new Promise<void>((resolve, reject) => {
+    proc.once('message', () => resolve());
+    proc.once('exit', (code) => reject(new Error(`the scraper exited (${code}) before its first scrape`)));
+  });
   return {
     stop: () => new Promise((resolve, reject) => {
       proc.once('message', (m) => {
@@ -163,7 +176,8 @@ function median(xs: readonly number[]): number {
 
 /** The scraping child: scrapes until its parent says stop, then reports how many scrapes it made. */
 async function scrapeChild(port: number): Promise<void> {
-  const s = scraper(port);
+  const s = await scraper(port);
+  process.send!({ ready: true });
   process.once('message', () => {
     s.stop().then((scrapes) => process.send!({ scrapes }), (err: Error) => process.send!({ scrapes: 0, error: err.message }))
       .finally(() => process.disconnect());

@@ -10,6 +10,11 @@
 // Everything read from the uWS HttpRequest is read synchronously in the
 // handler (the request object dies when it returns), and onAborted is
 // registered before the handler returns, as uWS requires for async replies.
+//
+// Every answer counts itself in the endpoint family's stats
+// (serving-stats.ts), and a 503 OVERLOADED in the cause its admission stage
+// names; with `metrics` set, a listener of their own serves them
+// (metrics-listener.ts) with /healthz and /readyz.
 
 import { LIMITS, checkLimits } from '../config/limits.js';
 import { API_ERRORS, ApiError, isApiError, STREAM_MESSAGES, type ApiErrorCode } from '../errors/catalogue.js';

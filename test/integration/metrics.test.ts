@@ -188,6 +188,9 @@ describe('the metrics listener', () => {
     const bad = cli(['serve', '--data', dir, '--port', '0', '--metrics-port', '70000']);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('--metrics-port must be an integer from 0 to 65535');
+    // A group's members would each count their own requests behind one port: refused for now.
+    const group = cli(['serve', '--data', dir, '--port', '0', '--processes', '2', '--metrics-port', '0']);
+    expect([group.code, group.stderr]).toEqual([1, 'rrscan: --metrics-port needs --processes 1\n']);
   });
 
   it('/readyz is 503 with its reason when no shards are mapped', async () => {
