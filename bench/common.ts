@@ -5,6 +5,7 @@
 // data size, and a baseline measured in the same run (style.md habit 10).
 
 import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -37,26 +38,31 @@ export function arg(name: string, fallback: string): string {
 
 export interface BenchServer {
   port: number;
+  /** The metrics listener's port, when started with --metrics-port. */
+  metricsPort: number | undefined;
   proc: ChildProcess;
   stop(): Promise<void>;
 }
 
-/** `rrscan serve` on a free port, with `args` after the data directory. */
-export async function startServer(dataDir: string, extraEnv: Record<string, string> = {}, args: string[] = []): Promise<BenchServer> {
-  const proc = spawn(process.execPath, [BIN, 'serve', '--data', dataDir, '--port', '0', ...args], {
+/** `rrscan serve` on a free port, with `args` after the data directory; `bin` runs another checkout's build. */
+export async function startServer(dataDir: string, extraEnv: Record<string, string> = {}, args: string[] = [],
+  bin = BIN): Promise<BenchServer> {
+  const proc = spawn(process.execPath, [bin, 'serve', '--data', dataDir, '--port', '0', ...args], {
     env: { ...process.env, RRSCAN_LOG_LEVEL: 'warn', ...extraEnv }, stdio: ['ignore', 'pipe', 'inherit'],
   });
   let out = '';
   const port = await new Promise<number>((resolve, reject) => {
     proc.stdout!.on('data', (d: Buffer) => {
       out += d.toString();
-      const m = /at https?:\/\/[^:]+:(\d+)\//.exec(out);
+      const m = /at https?:\/\/[^:]+:(\d+)\/pdns\/v2\//.exec(out);
       if (m) resolve(Number(m[1]));
     });
     proc.on('exit', (code) => reject(new Error(`server exited ${code}: ${out}`)));
   });
+  // serve prints its metrics line before the one waited for above.
+  const metrics = /rrscan metrics at http:\/\/[^:]+:(\d+)\/metrics/.exec(out);
   return {
-    port, proc,
+    port, proc, metricsPort: metrics ? Number(metrics[1]) : undefined,
     stop: () => new Promise((r) => { proc.once('exit', () => r()); proc.kill('SIGTERM'); }),
   };
 }
@@ -85,6 +91,15 @@ export function timedGet(
 export function rss(pid: number): number {
   const r = spawnSync('ps', ['-o', 'rss=', '-p', String(pid)], { encoding: 'utf8' });
   return Number(r.stdout.trim()) * 1024;
+}
+
+const CLOCK_TICKS_PER_S = 100;
+
+/** user+system CPU seconds of a process so far (threads included), from /proc/PID/stat. */
+export function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_S;
 }
 
 export const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');

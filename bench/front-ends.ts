@@ -26,22 +26,14 @@ import path from 'node:path';
 import { addKey } from '../src/auth/key-admin.js';
 import { redisKeyStoreConfig, sqliteKeyStoreConfig, type KeyStoreConfig } from '../src/auth/stores/open-key-store.js';
 import { readManifest } from '../src/shard/manifest.js';
-import { OUT, arg, bareUws, environment, fmt, startServer, wrk, type BenchServer, type Load } from './common.js';
+import { OUT, arg, bareUws, cpuSeconds, environment, fmt, startServer, wrk, type BenchServer, type Load } from './common.js';
 import { ensureFlexDataset } from './dataset.js';
 
 const dataDir = path.resolve(arg('data', path.join(OUT, 'flex-2000000')));
 const names = Number(arg('names', '2000000'));
 const seconds = Number(arg('seconds', '10'));
 const WARM_SECONDS = 2;
-const CLOCK_TICKS_PER_S = 100;
 const TARGET_COST = 0.15;
-
-/** user+system CPU seconds of a process so far (threads included), from /proc/PID/stat. */
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_S;
-}
 
 /** RSS and PSS in MiB, from /proc/PID/smaps_rollup. */
 function memory(pid: number): { rss: number; pss: number } {

@@ -36,11 +36,13 @@ const BENCHES: Bench[] = [
   { name: 'flex', script: 'flex.js', defaults: ['--names', '2000000', '--runs', '15'], flags: true },
   { name: 'lookup', script: 'lookup.js', defaults: ['--data', FLEX_DATA, '--seconds', '5'], flags: true },
   { name: 'front-ends', script: 'front-ends.js', defaults: ['--data', FLEX_DATA, '--seconds', '5'], flags: true },
+  { name: 'metrics', script: 'metrics.js', defaults: ['--data', FLEX_DATA, '--seconds', '5', '--rounds', '3'], flags: true },
   { name: 'shard-load', script: 'shard-load.js', defaults: ['--data', FLEX_DATA], flags: true },
   { name: 'flex-load', script: 'flex-load.js', defaults: ['--data', FLEX_DATA, '--seconds', '5', '--slow-seconds', '15'], flags: true },
   { name: 'ingest', script: 'ingest.js', defaults: ['--ndjson-records', '500000'], flags: true },
   { name: 'pattern-scan', script: 'micro/pattern-scan.js', defaults: ['1000000'], flags: false },
   { name: 'quota', script: 'micro/quota.js', defaults: [], flags: false },
+  { name: 'metrics-hot-path', script: 'micro/metrics-hot-path.js', defaults: [], flags: false },
 ];
 
 /** Splits our own selection flags from the ones passed through. */

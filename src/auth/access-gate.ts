@@ -59,6 +59,9 @@
 //
 // Logging: this module logs nothing; KeyLimits.fingerprint is what callers
 // may log, and KeyLimits.private tells them not to log query text.
+// Counting: `refusals` counts the refusals that are the key's own limits
+// (quota, burst, cap, expiry), plain numbers the server's metrics read at
+// scrape time; probe() tells its readiness check whether the store answers.
 
 import { LIMITS } from '../config/limits.js';
 import { ApiError } from '../errors/catalogue.js';
@@ -74,6 +77,23 @@ import { openConcurrencyLimiter, openKeyStore } from './stores/open-key-store.js
 import type { KeyStoreConfig } from './stores/open-key-store.js';
 
 export type Endpoint = 'flex' | 'lookup' | 'summarize' | 'rate_limit';
+
+/**
+ * Requests refused by a key's own limits, by which limit, since the gate
+ * opened. A 429 counts under the key's quota kind (daily, hourly, block);
+ * the store's answer does not say whether the period quota or the burst
+ * refused it, so `burst` counts only the 429s of unlimited keys, which only
+ * a burst can refuse. `concurrency` is the 503 of --max-concurrent,
+ * `expired` the 401 of a licence past its expiry.
+ */
+export interface QuotaRefusals {
+  daily: number;
+  hourly: number;
+  block: number;
+  burst: number;
+  concurrency: number;
+  expired: number;
+}
 
 export interface KeyLimits {
   /** Clamp for `limit`; limit=0 means this. */
@@ -187,6 +207,7 @@ export class AccessGate {
   /** The same entries by the key as the client sent it (see authenticate). */
   private readonly byRawKey = new Map<string, KnownKey>();
   private readonly limiter: ConcurrencyLimiter;
+  readonly refusals: QuotaRefusals = { daily: 0, hourly: 0, block: 0, burst: 0, concurrency: 0, expired: 0 };
 
   /** The gate owns both: close() closes them. */
   constructor(store: KeyStore, limiter: ConcurrencyLimiter, opts: AccessGateOptions = {}) {
@@ -248,7 +269,10 @@ export class AccessGate {
     if (licence.maxConcurrent !== undefined) {
       const acquired = this.limiter.acquire(key.hex, licence.maxConcurrent);
       const lease = acquired instanceof Promise ? await acquired : acquired;
-      if (lease === undefined) throw new ApiError('TOO_MANY_CONNECTIONS');
+      if (lease === undefined) {
+        this.refusals.concurrency++;
+        throw new ApiError('TOO_MANY_CONNECTIONS');
+      }
       pass.lease = lease;
     }
     if (!isMetered(licence, endpoint)) {
@@ -268,6 +292,8 @@ export class AccessGate {
       pass.release();
       // The transaction saw a revoked key: stop serving it from the cache too.
       if (outcome.code === 'BAD_API_KEY') this.known.delete(key.hex);
+      else if (outcome.code === 'QUOTA_EXPIRED') this.refusals.expired++;
+      else this.refusals[licence.quotaKind === 'unlimited' ? 'burst' : licence.quotaKind]++;
       throw new ApiError(outcome.code);
     }
     pass.headers = quotaHeaders(licence, outcome.periodUsed, pass.now);
@@ -300,6 +326,15 @@ export class AccessGate {
     return rateLimitBody(record.licence, record.usage, this.now());
   }
 
+  /**
+   * Resolves when the key store answers a read (one small query), rejects
+   * with the store's failure (ApiError OVERLOADED for a Redis that does not
+   * answer) otherwise: the server's readiness check.
+   */
+  async probe(): Promise<void> {
+    await this.store.hasKeys();
+  }
+
   /** Commits queued charges and usage, then closes the store and the limiter. */
   close(): void {
     this.ledger.close();
@@ -312,7 +347,10 @@ export class AccessGate {
   /** The expiry check of step 1, and the admission that carries the key to charge(). */
   private admission(key: KnownKey, endpoint: Endpoint): Pass {
     const now = this.now();
-    if (endpoint !== 'rate_limit' && isExpired(key.licence, now)) throw new ApiError('QUOTA_EXPIRED');
+    if (endpoint !== 'rate_limit' && isExpired(key.licence, now)) {
+      this.refusals.expired++;
+      throw new ApiError('QUOTA_EXPIRED');
+    }
     return new Pass(this, key, endpoint, key.fixedLimits ?? limitsOf(key.licence, now), now);
   }
 

@@ -58,6 +58,8 @@ interface ServeFlags {
   scanTurnMs?: number;
   searchTimeoutMs?: number;
   redisUrl?: string;
+  metricsPort?: number;
+  metricsHost?: string;
 }
 
 /**
@@ -75,6 +77,7 @@ async function serveUntilSignal(opts: ServeFlags, listening: (url: string, stop:
     ...(opts.scanTurnMs !== undefined ? { scanTurnMs: opts.scanTurnMs } : {}),
     ...(opts.searchTimeoutMs !== undefined ? { searchTimeoutMs: opts.searchTimeoutMs } : {}),
     ...(opts.redisUrl !== undefined ? { keyStore: redisKeyStoreConfig(opts.redisUrl) } : {}),
+    ...(opts.metricsPort !== undefined ? { metrics: { host: opts.metricsHost ?? '127.0.0.1', port: opts.metricsPort } } : {}),
   });
   let stopped = false;
   const stop = () => {
@@ -82,6 +85,8 @@ async function serveUntilSignal(opts: ServeFlags, listening: (url: string, stop:
     stopped = true;
     void server.close().then(() => process.exit(0));
   };
+  // Before the banner: scripts (and the tests) read both once the banner is out.
+  if (server.metricsUrl !== undefined) console.log(`rrscan metrics at ${server.metricsUrl}/metrics (health: /healthz, /readyz)`);
   listening(server.url, stop);
   if (server.shards === 0) {
     // Loud on purpose: an empty dataset answers every search with "no results", which looks like a working server.
@@ -315,8 +320,14 @@ export function buildProgram(): Command {
       'naming it (add keys with `rrscan keys add --redis-url URL`); default: DIR/keys.sqlite', redisUrlArg)
     .option('--processes <n>', 'front-end processes sharing the port (SO_REUSEPORT), each with its own scan threads ' +
       '(default --workers: the cores shared among them)', integer('--processes', 1, LIMITS.groupProcessesMax), 1)
+    .option('--metrics-port <port>', 'serve Prometheus /metrics, /healthz and /readyz on this port (0 = any free port); ' +
+      'off unless given', integer('--metrics-port', 0, 65535))
+    .option('--metrics-host <host>', 'address of the metrics port; keep it off the address partners reach', '127.0.0.1')
     .action(async (o: ServeFlags & { processes: number }) => {
       if (Boolean(o.tlsCert) !== Boolean(o.tlsKey)) throw new InvalidArgumentError('--tls-cert and --tls-key go together');
+      // Each member would count only its own requests, and they would share one metrics port by SO_REUSEPORT, so a
+      // scrape would see a member chosen at random: refused until the supervisor gathers its members' metrics.
+      if (o.metricsPort !== undefined && o.processes > 1) throw new InvalidArgumentError('--metrics-port needs --processes 1');
       try {
         await serve(o);
       } catch (err) {

@@ -13,6 +13,13 @@
 
 const waiting: (() => void)[] = [];
 let armed = false;
+/** Turns given up since the process started: the server's metrics read it (turnsTaken). */
+let taken = 0;
+
+/** How many times a stream has let others go first since start-up (a plain count, read at scrape time). */
+export function turnsTaken(): number {
+  return taken;
+}
 
 function releaseOne(): void {
   const next = waiting.shift();
@@ -23,6 +30,7 @@ function releaseOne(): void {
 
 /** Resolves on a later loop iteration, after every caller queued before this one. */
 export function nextTurn(): Promise<void> {
+  taken++;
   return new Promise((resolve) => {
     waiting.push(resolve);
     if (!armed) {

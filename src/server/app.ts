@@ -10,24 +10,33 @@
 // Everything read from the uWS HttpRequest is read synchronously in the
 // handler (the request object dies when it returns), and onAborted is
 // registered before the handler returns, as uWS requires for async replies.
+//
+// Every answer counts itself in the endpoint family's stats
+// (serving-stats.ts), and a 503 OVERLOADED in the cause its admission stage
+// names; with `metrics` set, a listener of their own serves them
+// (metrics-listener.ts) with /healthz and /readyz.
 
 import { LIMITS, checkLimits } from '../config/limits.js';
 import { API_ERRORS, ApiError, isApiError, STREAM_MESSAGES, type ApiErrorCode } from '../errors/catalogue.js';
 import { AccessGate, type Grant } from '../auth/access-gate.js';
 import { sqliteKeyStoreConfig, type KeyStoreConfig } from '../auth/stores/open-key-store.js';
 import { activeFaults } from '../lib/faults.js';
+import { turnsTaken } from '../lib/turns.js';
 import { applyKey } from '../query/params.js';
 import type { SearchBackend } from '../search/backend.js';
 import type { PageOutcome } from '../search/paginator.js';
 import { LocalBackend } from '../search/local/local-backend.js';
 import { CONSOLE_PATH, ConsoleFiles, redirectToConsole, serveConsoleFile } from './console-files.js';
 import { requireDataDir } from '../shard/manifest.js';
-import { Exchange } from './exchange.js';
+import { Exchange, type AdmissionStage } from './exchange.js';
 import { log } from './log.js';
+import { metricsRegistry } from './metrics.js';
+import { startMetricsListener, type MetricsListener, type ReadinessCheck } from './metrics-listener.js';
 import { openApiText } from './openapi.js';
-import { acceptsNdjson, route } from './router.js';
+import { acceptsNdjson, route, type Route } from './router.js';
 import { SafWriter } from './saf-writer.js';
 import { parseSearch, type PlannedSearch, type SearchRequest } from './search-request.js';
+import { ServingStats, type Family, type OverloadCause } from './serving-stats.js';
 import { setNotSentLowat } from './socket-tuning.js';
 import { uws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
 
@@ -48,6 +57,8 @@ export interface ServerOptions {
   searchTimeoutMs?: number;
   /** Where keys and their usage live (default: the data directory's SQLite store). */
   keyStore?: KeyStoreConfig;
+  /** The metrics and health listener (metrics-listener.ts); none when absent. */
+  metrics?: { host: string; port: number };
 }
 
 export interface RunningServer {
@@ -55,6 +66,8 @@ export interface RunningServer {
   readonly url: string;
   /** Shards mapped at start-up (0: every search answers "no results" until some are ingested). */
   readonly shards: number;
+  /** Base URL of the metrics listener, when there is one. */
+  readonly metricsUrl: string | undefined;
   close(): Promise<void>;
 }
 
@@ -64,6 +77,11 @@ const errorOf = (code: ApiErrorCode) => new ApiError(code);
 class OpenStreams {
   private reserved = 0;
   private readonly writers = new Set<SafWriter>();
+
+  /** Streams reserved or open now. */
+  get count(): number {
+    return this.reserved;
+  }
 
   /** Holds a place for one more stream, or refuses with 503 before anything is charged. */
   reserve(): void {
@@ -88,16 +106,26 @@ class OpenStreams {
   }
 }
 
+const FAMILY_OF: Readonly<Record<Route['kind'], Family>> = {
+  flex: 'flex', lookup: 'lookup', summarize: 'lookup', rate_limit: 'rate_limit', ping: 'ping', openapi: 'other', not_found: 'other',
+};
+
+/** Where a 503 OVERLOADED was raised along the admission path says what was full. */
+const OVERLOAD_CAUSE: Readonly<Record<AdmissionStage, OverloadCause>> = {
+  admit: 'key_store', plan: 'scan_queue', reserve: 'streams', charge: 'key_store',
+};
+
 /** The request handlers, over the backend and the gate this server was started with. */
 class FrontEnd {
   closing = false;
   readonly streams = new OpenStreams();
 
   constructor(private readonly backend: SearchBackend, private readonly gate: AccessGate, private readonly keepAliveMs: number,
-    private readonly searchTimeoutMs: number) {}
+    private readonly searchTimeoutMs: number, readonly stats: ServingStats) {}
 
   async handle(x: Exchange): Promise<void> {
     const r = route(x.url);
+    x.family = this.stats.families[FAMILY_OF[r.kind]];
     switch (r.kind) {
       case 'not_found':
         return x.sendError(errorOf('NOT_FOUND'));
@@ -123,15 +151,18 @@ class FrontEnd {
     // Cached keys and unlimited keys answer synchronously: no await, no microtask, on the hot path.
     const found = this.gate.authenticate(x.apiKey, x.ip, req.endpoint);
     const admission = found instanceof Promise ? await found : found;
+    x.stage = 'plan';
     const planned = req.plan(applyKey(req.params, admission.limits));
     let grant: Grant;
     try {
+      x.stage = 'reserve';
       this.streams.reserve();
     } catch (err) {
       planned.cancel();
       throw err;
     }
     try {
+      x.stage = 'charge';
       const charged = this.gate.charge(admission, req.endpoint);
       grant = charged instanceof Promise ? await charged : charged;
     } catch (err) {
@@ -150,7 +181,7 @@ class FrontEnd {
 
   /** The 200 stream of an admitted search, to its terminator. */
   private async stream(x: Exchange, grant: Grant, planned: PlannedSearch, req: SearchRequest): Promise<void> {
-    const w = new SafWriter(x.res, this.keepAliveMs);
+    const w = new SafWriter(x.res, x, this.keepAliveMs);
     x.writer = w;
     w.begin(grant.headers);
     this.streams.add(w);
@@ -160,6 +191,7 @@ class FrontEnd {
       // The server failed this answer before it wrote any result: it costs the key nothing (README "Quotas when a search fails").
       // A summary counts results but writes its one line only when it succeeds, so a failed one has delivered nothing.
       const delivered = req.endpoint !== 'summarize' && outcome.results > 0;
+      x.family.results += req.endpoint !== 'summarize' ? outcome.results : outcome.terminator === 'failed' ? 0 : 1;
       if (outcome.terminator === 'failed' && outcome.message === STREAM_MESSAGES.INTERNAL && !delivered) this.refund(grant);
       this.logRequest(x, grant, req, outcome);
     } finally {
@@ -182,14 +214,19 @@ class FrontEnd {
 
   /** uWS's handler for every GET. */
   onGet(res: HttpResponse, req: HttpRequest): void {
-    const x = new Exchange(res, req.getUrl(), req.getQuery() ?? '', req.getHeader('accept'), req.getHeader('x-api-key') || undefined);
+    const x = new Exchange(res, req.getUrl(), req.getQuery() ?? '', req.getHeader('accept'), req.getHeader('x-api-key') || undefined,
+      this.stats.families.other);
     res.onAborted(() => {
+      if (!x.answered) x.family.abandoned++;
       x.aborted = true;
       x.writer?.markAborted();
     });
     if (x.url.length > LIMITS.urlBytesMax) return x.sendError(errorOf('EXCEPTION'));
     // Shutting down: a kept-alive connection may still send a request.
-    if (this.closing) return x.sendError(errorOf('OVERLOADED'));
+    if (this.closing) {
+      this.stats.overloads.shutdown++;
+      return x.sendError(errorOf('OVERLOADED'));
+    }
     this.handle(x).catch((err: unknown) => this.onError(x, err));
   }
 
@@ -202,6 +239,7 @@ class FrontEnd {
       return;
     }
     if (isApiError(err)) {
+      if (err.code === 'OVERLOADED') this.stats.overloads[OVERLOAD_CAUSE[x.stage]]++;
       // A refusal the environment caused (the key store's disk is full) is
       // the operator's to fix: the client gets the catalogue text, the log
       // gets why.
@@ -215,6 +253,26 @@ class FrontEnd {
   }
 }
 
+/**
+ * /readyz: why this server cannot serve now (shutting down, no shards, the
+ * key store not answering), or undefined. Probes of the key store do not
+ * pile up: checks that come while one is out share its answer.
+ */
+function readiness(front: FrontEnd, backend: LocalBackend, gate: AccessGate): ReadinessCheck {
+  let probing: Promise<string | undefined> | undefined;
+  return () => {
+    if (front.closing) return Promise.resolve('shutting down');
+    if (backend.stats().shards.shards === 0) return Promise.resolve('no shards mapped');
+    probing ??= gate.probe().then(() => undefined, (err: unknown) => {
+      log.warn({ err }, 'readiness: the key store did not answer');
+      return 'key store unreachable';
+    }).finally(() => {
+      probing = undefined;
+    });
+    return probing;
+  };
+}
+
 function createApp(opts: ServerOptions, front: FrontEnd, consoleFiles: ConsoleFiles | undefined): TemplatedApp {
   const app = opts.tlsCert && opts.tlsKey ? uws.SSLApp({ cert_file_name: opts.tlsCert, key_file_name: opts.tlsKey }) : uws.App();
   // uWS matches these more specific patterns before the API's catch-all, whatever the order they are added in.
@@ -223,6 +281,8 @@ function createApp(opts: ServerOptions, front: FrontEnd, consoleFiles: ConsoleFi
   app.get('/*', (res, req) => front.onGet(res, req));
   // Every endpoint is GET; other methods get the front end's 404.
   app.any('/*', (res: HttpResponse) => {
+    const now = performance.now();
+    front.stats.families.other.answered(404, now, now);
     res.cork(() => {
       res.writeStatus('404 Not Found').writeHeader('Content-Type', 'text/html; charset=utf-8').end(API_ERRORS.NOT_FOUND.text);
     });
@@ -275,20 +335,34 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   if (shards === 0) {
     log.warn({ dataDir: opts.dataDir }, 'the data directory holds no shards: every search finds nothing until data is ingested');
   }
-  const front = new FrontEnd(backend, gate, keepAliveMs, opts.searchTimeoutMs ?? LIMITS.searchTimeoutMs);
+  const front = new FrontEnd(backend, gate, keepAliveMs, opts.searchTimeoutMs ?? LIMITS.searchTimeoutMs, new ServingStats());
   const sock = await listen(createApp(opts, front, loadConsole()), opts.host, opts.port);
+  let metrics: MetricsListener | undefined;
+  try {
+    if (opts.metrics !== undefined) metrics = await startMetricsListener(opts.metrics.host, opts.metrics.port, metricsRegistry({
+      serving: front.stats, refusals: gate.refusals, backend: () => backend.stats(), openStreams: () => front.streams.count,
+      frontEndTurns: turnsTaken,
+    }), readiness(front, backend, gate));
+  } catch (err) {
+    uws.us_listen_socket_close(sock);
+    await backend.close();
+    gate.close();
+    throw err;
+  }
   const port = uws.us_socket_local_port(sock);
   const hostForUrl = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
   return {
     port,
     shards,
     url: `${opts.tlsCert ? 'https' : 'http'}://${hostForUrl}:${port}`,
+    metricsUrl: metrics?.url,
     async close() {
       // No new connections; open streams end with a terminator saying why
       // (their searches stop as for a client that hung up); then the
       // backend and the key store close.
       front.closing = true;
       uws.us_listen_socket_close(sock);
+      metrics?.close();
       front.streams.endAll(STREAM_MESSAGES.SHUTDOWN);
       await backend.close();
       gate.close();

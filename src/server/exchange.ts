@@ -1,10 +1,19 @@
 // One HTTP exchange as the front end holds it: what uWS gave us (read
 // before the handler returns: uWS reuses its HttpRequest), whether the client
 // has gone, and the two non-stream answers (an error page, a JSON body).
+// It counts itself in its endpoint family's stats (serving-stats.ts) when
+// its status line goes out, here or in its stream's SafWriter.
 
 import type { ApiError } from '../errors/catalogue.js';
 import type { SafWriter } from './saf-writer.js';
+import type { FamilyStats } from './serving-stats.js';
 import type { HttpResponse } from './uws.js';
+
+/**
+ * How far a search has come along the front end's admission path (app.ts):
+ * a 503 OVERLOADED is told apart by where it was raised.
+ */
+export type AdmissionStage = 'admit' | 'plan' | 'reserve' | 'charge';
 
 export type Headers = ReadonlyArray<readonly [string, string]>;
 
@@ -19,15 +28,26 @@ export class Exchange {
   /** The stream once a search has begun its 200. */
   writer: SafWriter | undefined = undefined;
   readonly started = performance.now();
+  /** Set once a status line has gone out (here or by the writer). */
+  answered = false;
+  stage: AdmissionStage = 'admit';
   /** The client's address, read from the socket only when asked (a key with an allow-list). */
   readonly ip = (): string => (this.aborted ? '' : latin1(this.res.getRemoteAddressAsText()));
 
+  /** `family`: where this request counts; the front end narrows it once the path is routed. */
   constructor(readonly res: HttpResponse, readonly url: string, readonly query: string, readonly accept: string,
-    readonly apiKey: string | undefined) {}
+    readonly apiKey: string | undefined, public family: FamilyStats) {}
+
+  /** Counts the status line going out now. */
+  markAnswered(status: number, nowMs: number): void {
+    this.answered = true;
+    this.family.answered(status, this.started, nowMs);
+  }
 
   /** An error answer: the catalogue's status, content type and exact text (spec 7, 4.5). */
   sendError(e: Pick<ApiError, 'status' | 'contentType' | 'body'>, headers: Headers = []): void {
     if (this.aborted) return;
+    this.markAnswered(e.status, performance.now());
     this.res.cork(() => {
       this.res.writeStatus(`${e.status} ${REASONS[e.status] ?? ''}`);
       this.res.writeHeader('Content-Type', `${e.contentType}; charset=utf-8`);
@@ -44,6 +64,7 @@ export class Exchange {
   /** A 200 with JSON text already written (the OpenAPI document, built once). */
   sendJsonText(text: string): void {
     if (this.aborted) return;
+    this.markAnswered(200, performance.now());
     this.res.cork(() => {
       this.res.writeStatus('200 OK');
       this.res.writeHeader('Content-Type', 'application/json');

@@ -18,11 +18,34 @@
 // keepAliveMs, what is pending goes out, or a `{}` line when nothing is, so
 // that clients see results promptly and proxies do not time the stream out
 // during a long scan.
+// It counts itself in its request's endpoint family (serving-stats.ts): the
+// status line and its time, bytes, keep-alives, the terminator and its time,
+// or, for a stream that never gets one, whether a slow reader was cut or
+// the client hung up.
 
 import { LIMITS } from '../config/limits.js';
 import { BEGIN_LINE, KEEPALIVE_LINE, terminatorLine, type Terminator } from '../render/saf.js';
 import type { ResultSink } from '../search/sink.js';
+import type { FamilyStats } from './serving-stats.js';
 import type { HttpResponse } from './uws.js';
+
+/**
+ * Where a stream counts itself: the request's Exchange (its start, its
+ * endpoint family's stats, and that its status line has gone out).
+ */
+export interface StreamMeter {
+  readonly started: number;
+  readonly family: FamilyStats;
+  markAnswered(status: number, nowMs: number): void;
+}
+
+/**
+ * A stream aborted after its socket had pushed back this long was cut by
+ * uWS for a reader that stopped reading (it ends a response after 10 s
+ * without progress, checking every 4 s); a client that hangs up is seen
+ * at once, so a shorter wait is a hang-up.
+ */
+const SLOW_READER_CUT_MS = 4_000;
 
 /**
  * One timer for every open stream with the same keep-alive interval: a
@@ -70,6 +93,8 @@ export class SafWriter implements ResultSink {
   private pending: string[] = [];
   private pendingBytes = 0;
   private backpressured = false;
+  /** Date.now() when the socket last pushed back. */
+  private backpressuredAt = 0;
   private waiters: (() => void)[] = [];
   private abortListeners: (() => void)[] = [];
   private lastWrite = Date.now();
@@ -78,7 +103,6 @@ export class SafWriter implements ResultSink {
   /** Headers of the 200, until the first write sends them. */
   private headers: ReadonlyArray<readonly [string, string]> | undefined;
   aborted = false;
-  bytesWritten = 0;
   /**
    * Bytes gathered per write: LIMITS.writeChunkBytes, until the socket first
    * pushes back; then LIMITS.slowWriteChunkBytes. A stalled socket reports
@@ -90,10 +114,16 @@ export class SafWriter implements ResultSink {
    */
   private chunkBytes: number = LIMITS.writeChunkBytes;
 
-  constructor(private readonly res: HttpResponse, private readonly keepAliveMs: number = LIMITS.keepAliveIntervalMs) {}
+  constructor(private readonly res: HttpResponse, private readonly meter: StreamMeter,
+    private readonly keepAliveMs: number = LIMITS.keepAliveIntervalMs) {}
 
   /** Must be called once the request is known to be aborted (from res.onAborted). */
   markAborted(): void {
+    if (!this.aborted && !this.ended) {
+      const family = this.meter.family;
+      if (this.backpressured && Date.now() - this.backpressuredAt >= SLOW_READER_CUT_MS) family.slowReaderCuts++;
+      else family.hangups++;
+    }
     this.aborted = true;
     this.stopKeepAlive();
     const w = [...this.waiters, ...this.abortListeners];
@@ -142,16 +172,18 @@ export class SafWriter implements ResultSink {
       if (this.pendingBytes === 0) {
         this.pending.push(KEEPALIVE_LINE);
         this.pendingBytes += KEEPALIVE_LINE.length;
+        this.meter.family.keepAlives++;
       }
       this.flush();
     }
   }
 
-  /** Status and headers, once, inside the cork of the first write. */
-  private writeHead(): void {
+  /** Status and headers, once, inside the cork of the first write; `nowMs` is performance.now() or undefined to read it. */
+  private writeHead(nowMs?: number): void {
     const headers = this.headers;
     if (headers === undefined) return;
     this.headers = undefined;
+    this.meter.markAnswered(200, nowMs ?? performance.now());
     this.res.writeStatus('200 OK');
     this.res.writeHeader('Content-Type', 'application/x-ndjson');
     for (const [k, v] of headers) this.res.writeHeader(k, v);
@@ -172,7 +204,7 @@ export class SafWriter implements ResultSink {
     this.pending = [];
     this.pendingBytes = 0;
     this.lastWrite = Date.now();
-    this.bytesWritten += chunk.length;
+    this.count(chunk);
     let ok = true;
     this.res.cork(() => {
       this.writeHead();
@@ -180,6 +212,7 @@ export class SafWriter implements ResultSink {
     });
     if (!ok && !this.backpressured) {
       this.backpressured = true;
+      this.backpressuredAt = this.lastWrite;
       this.chunkBytes = LIMITS.slowWriteChunkBytes;
       this.res.onWritable(() => {
         this.backpressured = false;
@@ -199,23 +232,36 @@ export class SafWriter implements ResultSink {
 
   /** Ends the stream with its terminator line. */
   end(cond: Terminator, msg?: string): void {
-    this.finish(terminatorLine(cond, msg));
-  }
-
-  private finish(terminator: string): void {
     if (this.ended || this.aborted) return;
+    const terminator = terminatorLine(cond, msg);
+    // A message may quote the client's pattern (RE2's words): its UTF-8 bytes beyond one per character.
+    if (msg !== undefined) this.meter.family.streamBytes += Buffer.byteLength(terminator) - terminator.length;
     this.text(terminator);
     this.ended = true;
     this.stopKeepAlive();
     const chunk = this.pending.join('');
     this.pending = [];
     this.pendingBytes = 0;
-    this.bytesWritten += chunk.length;
+    this.count(chunk);
+    // One clock read for both: a small answer's status line and terminator leave in this one cork.
+    const now = performance.now();
     // end() queues whatever uWS cannot send now and completes it on its own.
     this.res.cork(() => {
-      this.writeHead();
+      this.writeHead(now);
       this.res.end(chunk);
     });
+    this.meter.family.terminated(cond, this.meter.started, now);
+  }
+
+  /**
+   * Counts a chunk handed to uWS. Every line but a terminator's message is
+   * ASCII (render/json-text.ts: presentation text escapes other bytes), so
+   * characters are bytes; end() adds what a message's UTF-8 takes beyond.
+   * (Buffer.byteLength of each chunk was a third of the metrics' cost per
+   * lookup: bench/micro/metrics-hot-path.ts.)
+   */
+  private count(chunk: string): void {
+    this.meter.family.streamBytes += chunk.length;
   }
 
   private stopKeepAlive(): void {

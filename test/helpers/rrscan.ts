@@ -92,6 +92,8 @@ export function addKey(dataDir: string, flags: string[] = ['--unlimited']): stri
 export interface Server {
   url: string;
   port: number;
+  /** The metrics listener's port (`--metrics-port`), when the server has one. */
+  metricsPort: number | undefined;
   proc: ChildProcess;
   stderr: () => string;
   close(): Promise<void>;
@@ -121,9 +123,12 @@ export async function startServer(dataDir: string, extra: string[] = [], env: Re
       reject(new Error(`server exited with ${code}: ${out}\n${err}`));
     });
   });
+  // serve prints the metrics line before the one waited for above.
+  const metrics = /rrscan metrics at (http:\/\/\S+?)\/metrics/.exec(out);
   return {
     url,
     port: Number(new URL(url).port),
+    metricsPort: metrics ? Number(new URL(metrics[1]!).port) : undefined,
     proc,
     stderr: () => err,
     close: () => new Promise<void>((resolve) => {

@@ -20,7 +20,9 @@ import { ShardReader, type FlexColumns, type ShardHandle } from '../../shard/sha
 import { candidates } from '../../shard/trigram-index.js';
 import { everyRecord, makeMatcher, recordMatches, scanRecords } from './blob-searcher.js';
 import { BatchBuilder } from './flex-batch.js';
-import { CONTROL_CANCEL, CONTROL_CREDITS, RETIRED_SHARDS_CHANNEL, type FlexTask, type WorkerMessage } from './scan-protocol.js';
+import {
+  CONTROL_CANCEL, CONTROL_CREDITS, RETIRED_SHARDS_CHANNEL, type FlexTask, type TaskTime, type WorkerMessage,
+} from './scan-protocol.js';
 import { TupleTimes } from './tuple-times.js';
 
 /** First slice of a blob scan, in records (~50 KB of names); later slices follow the measured speed. */
@@ -100,6 +102,10 @@ export class FlexScan {
    * resume (scan-protocol.ts: waiting longer could deadlock the merge).
    */
   private paused = false;
+  private readonly started = performance.now();
+  /** Time spent in Atomics.wait for credits (a slow reader), reported in `end` (scan-protocol.ts TaskTime). */
+  private creditWaitMs = 0;
+  private turnOver = false;
 
   constructor(private readonly task: FlexTask, cache: WorkerCache) {
     this.control = new Int32Array(task.control);
@@ -125,13 +131,19 @@ export class FlexScan {
       const cand = candidates(this.cols.trigrams, this.main.trigrams, records, Math.floor(records * LIMITS.trigramCandidateFractionMax));
       const resumeAt = cand === 'scan' ? this.scanSlices() : this.scanCandidates(cand);
       this.flush();
-      this.post({ type: 'end', cancelled: this.cancelled(), ...(resumeAt !== undefined ? { resumeAt } : {}) });
+      this.post({ type: 'end', cancelled: this.cancelled(), ...(resumeAt !== undefined ? { resumeAt } : {}), time: this.time() });
     } catch (err) {
       const e = err as { code?: string; message?: string };
-      this.post({ type: 'error', code: e.code ?? 'INTERNAL', message: e.message ?? String(err) });
+      this.post({ type: 'error', code: e.code ?? 'INTERNAL', message: e.message ?? String(err), time: this.time() });
     } finally {
       this.task.port.close();
     }
+  }
+
+  private time(): TaskTime {
+    const t: TaskTime = { heldMs: performance.now() - this.started, creditWaitMs: this.creditWaitMs };
+    if (this.turnOver) t.turnOver = true;
+    return t;
   }
 
   private post(m: WorkerMessage): void {
@@ -160,7 +172,9 @@ export class FlexScan {
         this.paused = true;
         break;
       }
+      const t0 = performance.now();
       Atomics.wait(ctl, CONTROL_CREDITS, credits, left);
+      this.creditWaitMs += performance.now() - t0;
     }
     if (this.cancelled()) return;
     // RRSCAN_FAULTS (tests only): at a batch, the thread dies or the scan throws.
@@ -241,6 +255,7 @@ export class FlexScan {
       if (this.stale()) this.flush();
       turnOver = performance.now() >= turnEnd;
     }
+    this.turnOver = turnOver && at < this.to && !this.cancelled();
     return (this.paused || turnOver || this.matched >= this.task.want) && !this.cancelled() && at < this.to ? at : undefined;
   }
 }

@@ -11,13 +11,18 @@ import type { FlexPlan, LookupPlan, SearchBackend } from '../backend.js';
 import { openFlexSources } from './flex-sources.js';
 import { compileFlex, planFlex } from './flex-plan.js';
 import { openLookupSources } from './lookup-sources.js';
-import { ScanPool, type ScanPoolOptions } from './scan-pool.js';
-import { ShardSet, type Snapshot } from './shard-set.js';
+import { ScanPool, type ScanPoolOptions, type ScanPoolStats } from './scan-pool.js';
+import { ShardSet, type ShardSetStats, type Snapshot } from './shard-set.js';
 
 export interface LocalBackendOptions extends ScanPoolOptions {
   dataDir: string;
   /** Where the shard set reports reloads and failed reloads. */
   log?: (msg: string, extra?: object) => void;
+}
+
+export interface LocalBackendStats {
+  readonly shards: ShardSetStats;
+  readonly pool: ScanPoolStats;
 }
 
 export class LocalBackend implements SearchBackend {
@@ -70,6 +75,11 @@ export class LocalBackend implements SearchBackend {
   describe(): Record<string, unknown> {
     const snap = this.shards.current();
     return { backend: 'local', shards: snap.shards.length, generation: snap.generation, threads: this.pool.threads };
+  }
+
+  /** The shards' and the pool's counters, for the server's metrics (read at scrape time). */
+  stats(): LocalBackendStats {
+    return { shards: this.shards.stats(), pool: this.pool.stats() };
   }
 
   async close(): Promise<void> {

@@ -17,7 +17,7 @@ import { Piscina } from 'piscina';
 import { LIMITS } from '../../config/limits.js';
 import { DIST_ROOT } from '../../config/paths.js';
 import {
-  CONTROL_CANCEL, CONTROL_CREDITS, CONTROL_SLOTS, INITIAL_CREDITS, type FlexTask, type WorkerMessage,
+  CONTROL_CANCEL, CONTROL_CREDITS, CONTROL_SLOTS, INITIAL_CREDITS, type FlexTask, type TaskTime, type WorkerMessage,
 } from './scan-protocol.js';
 
 export interface ScanPoolOptions {
@@ -25,6 +25,26 @@ export interface ScanPoolOptions {
   queueMax?: number;
   /** Wall time a task scans before it lets queued tasks run (LIMITS.scanTurnMs). */
   turnMs?: number;
+}
+
+/**
+ * The pool's counters since it started, read when the server's metrics are
+ * scraped (plain numbers: nothing is computed per task but two additions).
+ * queued and running follow the same arithmetic as wouldOverflow: tasks
+ * beyond the threads are the ones waiting.
+ */
+export interface ScanPoolStats {
+  threads: number;
+  running: number;
+  queued: number;
+  /** Tasks handed to Piscina (a search's resumed parts each count again). */
+  started: number;
+  /** Tasks that gave their worker up because their turn (--scan-turn-ms) was used up. */
+  turns: number;
+  /** Wall time workers were held by tasks, credit waits included. */
+  heldSeconds: number;
+  /** Of heldSeconds, the time tasks waited for their reader to take batches (credits). */
+  creditWaitSeconds: number;
 }
 
 /** One running task as the front end sees it. */
@@ -43,6 +63,10 @@ export class ScanPool {
   private readonly turnMs: number;
   /** Tasks handed to Piscina whose stream has not ended: running plus waiting. */
   private active = 0;
+  private started = 0;
+  private turns = 0;
+  private heldMs = 0;
+  private creditWaitMs = 0;
 
   constructor(opts: ScanPoolOptions = {}) {
     this.threads = opts.threads ?? availableParallelism();
@@ -99,11 +123,15 @@ export class ScanPool {
       return true;
     };
     port1.on('message', (m: WorkerMessage) => {
-      if (m.type === 'end' || m.type === 'error') endStream();
+      if (m.type === 'end' || m.type === 'error') {
+        endStream();
+        this.account(m.time);
+      }
       onMessage(m);
     });
     const full: FlexTask = { ...task, port: port2, control, turnMs: this.turnMs };
     this.active++;
+    this.started++;
     const done = this.piscina.run(full, { transferList: [port2], signal: abort.signal }).then(
       // Not endStream(): the `end` message travels on another channel and may
       // still be on its way; closing the port now would lose it.
@@ -132,6 +160,22 @@ export class ScanPool {
       },
       done,
     };
+  }
+
+  stats(): ScanPoolStats {
+    const running = Math.min(this.active, this.threads);
+    return {
+      threads: this.threads, running, queued: this.active - running, started: this.started, turns: this.turns,
+      heldSeconds: this.heldMs / 1000, creditWaitSeconds: this.creditWaitMs / 1000,
+    };
+  }
+
+  /** Adds up a finished task's time (absent when its worker died before saying). */
+  private account(time: TaskTime | undefined): void {
+    if (time === undefined) return;
+    this.heldMs += time.heldMs;
+    this.creditWaitMs += time.creditWaitMs;
+    if (time.turnOver) this.turns++;
   }
 
   async close(): Promise<void> {

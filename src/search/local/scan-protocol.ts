@@ -80,8 +80,20 @@ export interface FlexBatch {
   typeEnds: Uint32Array;
 }
 
+/**
+ * How long a task held its worker (ms, wall time from start to its last
+ * message), and how much of that it waited for credits: the pool's metrics
+ * add them up (ScanPool.stats). turnOver: the task gave its worker up
+ * because its turn (FlexTask.turnMs) was used up.
+ */
+export interface TaskTime {
+  heldMs: number;
+  creditWaitMs: number;
+  turnOver?: true;
+}
+
 export type WorkerMessage =
   | { type: 'batch'; batch: FlexBatch }
   // resumeAt: the task stopped early (no credits, its `want` found, or its turn over); records [resumeAt, to) are still to scan.
-  | { type: 'end'; cancelled: boolean; resumeAt?: number }
-  | { type: 'error'; code: string; message: string };
+  | { type: 'end'; cancelled: boolean; resumeAt?: number; time?: TaskTime }
+  | { type: 'error'; code: string; message: string; time?: TaskTime };

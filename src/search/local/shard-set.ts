@@ -35,6 +35,19 @@ export interface Snapshot {
   readonly shards: readonly ShardReader[];
 }
 
+/** What the server's metrics read about the shards, at scrape time. */
+export interface ShardSetStats {
+  shards: number;
+  generation: number;
+  /** Bytes of every mapping held: the current shards and those a search still holds after a reload. */
+  mappedBytes: number;
+  /** The newest time_last of the current shards (epoch seconds); undefined with no shards. */
+  newestObservation: number | undefined;
+  /** Reloads that installed a new manifest, and reloads that failed (the previous shards kept serving). */
+  reloads: number;
+  reloadFailures: number;
+}
+
 /** A snapshot and the searches that hold it. */
 class HeldSnapshot implements Snapshot {
   leases = 0;
@@ -50,6 +63,8 @@ export class ShardSet {
   /** Snapshots replaced while some search held them: their shards may not be released yet. */
   private readonly retired = new Set<HeldSnapshot>();
   private readonly released = new BroadcastChannel(RETIRED_SHARDS_CHANNEL);
+  private reloads = 0;
+  private reloadFailures = 0;
 
   constructor(readonly dataDir: string, private readonly log: (msg: string, extra?: object) => void = () => undefined) {
     this.released.unref();
@@ -127,6 +142,21 @@ export class ShardSet {
     }
   }
 
+  /** Walks the shards held (a few hundred at most): for a scrape, never per request. */
+  stats(): ShardSetStats {
+    const current = this.snapshot.shards;
+    const held = new Set(current);
+    for (const r of this.retired) for (const s of r.shards) held.add(s);
+    let mappedBytes = 0;
+    for (const s of held) mappedBytes += s.buffer.byteLength;
+    let newest: number | undefined;
+    for (const s of current) if (newest === undefined || s.timeMax > newest) newest = s.timeMax;
+    return {
+      shards: current.length, generation: this.snapshot.generation, mappedBytes, newestObservation: newest,
+      reloads: this.reloads, reloadFailures: this.reloadFailures,
+    };
+  }
+
   /** Starts watching for manifest swaps. */
   watch(onReload?: (s: Snapshot) => void): void {
     const check = () => {
@@ -135,11 +165,13 @@ export class ShardSet {
       const before = this.snapshot.generation;
       this.reload().then((s) => {
         if (s.generation === before) return;
+        this.reloads++;
         this.log('shards reloaded', { generation: s.generation, shards: s.shards.length });
         onReload?.(s);
       }, (err: unknown) => {
         // Keep serving the last good snapshot; a half-published or corrupt
         // shard must not take the service down. Retried on the next change.
+        this.reloadFailures++;
         this.log('shard reload failed; still serving the previous shards', { error: (err as Error).message });
         this.lastStamp = this.stamp();
       }).finally(() => {

@@ -1,0 +1,72 @@
+// The operator's listener: Prometheus metrics and health checks on a port of
+// their own (`serve --metrics-port N`, loopback unless --metrics-host says
+// otherwise), so that partners, who reach the public port, never see them.
+// The public port answers these paths with its 404 like any other unknown path.
+//
+//   GET /metrics  the registry of metrics.ts, Prometheus text format
+//   GET /healthz  200 "ok": the process is up and its event loop turns
+//   GET /readyz   200 "ready" when it can serve: shards are mapped and the
+//                 key store answers; otherwise 503 "not ready: REASON"
+// Anything else: 404 "not found". Plain HTTP always: it is meant for a
+// loopback address or a private network, not for partners.
+
+import type { Registry } from 'prom-client';
+import { log } from './log.js';
+import { uws, type HttpResponse, type us_listen_socket } from './uws.js';
+
+/** Resolves with why the server cannot serve now, or undefined when it can. */
+export type ReadinessCheck = () => Promise<string | undefined>;
+
+export interface MetricsListener {
+  readonly port: number;
+  readonly url: string;
+  close(): void;
+}
+
+const TEXT = 'text/plain; charset=utf-8';
+
+/** One answer, unless the client has gone (uWS forbids writing to an aborted response). */
+function reply(res: HttpResponse, gone: () => boolean, status: string, contentType: string, body: string): void {
+  if (gone()) return;
+  res.cork(() => {
+    res.writeStatus(status).writeHeader('Content-Type', contentType).end(body);
+  });
+}
+
+/** Registers onAborted (uWS requires it before an asynchronous reply) and answers what `answer` resolves. */
+function later(res: HttpResponse, answer: () => Promise<[string, string, string]>): void {
+  let aborted = false;
+  res.onAborted(() => {
+    aborted = true;
+  });
+  answer().then(
+    ([status, type, body]) => reply(res, () => aborted, status, type, body),
+    (err: unknown) => {
+      log.error({ err }, 'metrics listener failed to answer');
+      reply(res, () => aborted, '500 Internal Server Error', TEXT, 'internal error\n');
+    },
+  );
+}
+
+export async function startMetricsListener(host: string, port: number, registry: Registry,
+  ready: ReadinessCheck): Promise<MetricsListener> {
+  const app = uws.App();
+  const never = () => false;
+  app.get('/metrics', (res) => later(res, async () => ['200 OK', registry.contentType, await registry.metrics()]));
+  app.get('/healthz', (res) => reply(res, never, '200 OK', TEXT, 'ok\n'));
+  app.get('/readyz', (res) => later(res, async () => {
+    const reason = await ready();
+    return reason === undefined ? ['200 OK', TEXT, 'ready\n'] : ['503 Service Unavailable', TEXT, `not ready: ${reason}\n`];
+  }));
+  app.any('/*', (res) => reply(res, never, '404 Not Found', TEXT, 'not found\n'));
+  const sock = await new Promise<us_listen_socket>((resolve, reject) => {
+    app.listen(host, port, (s) => (s ? resolve(s) : reject(new Error(`cannot listen on ${host}:${port} for metrics`))));
+  });
+  const bound = uws.us_socket_local_port(sock);
+  const hostForUrl = host.includes(':') ? `[${host}]` : host;
+  return {
+    port: bound,
+    url: `http://${hostForUrl}:${bound}`,
+    close: () => uws.us_listen_socket_close(sock),
+  };
+}
