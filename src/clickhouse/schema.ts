@@ -1,0 +1,124 @@
+// The ClickHouse schema of rrscan's data tier, as the statements that create
+// it (schema.md explains each table and why). Every statement is
+// CREATE ... IF NOT EXISTS, so `rrscan clickhouse init` may run any number of
+// times; all of it runs on ClickHouse 18.16 (Debian's), which has no
+// SimpleAggregateFunction, no `input()` and no query parameters.
+//
+// Ingest writes plain rows into the *_in tables (engine Null: nothing is
+// stored there); a materialized view per table turns each INSERT block into
+// aggregate states in the AggregatingMergeTree behind it, and merges fold
+// equal keys by the sighting rule (model/sighting.ts). Reads finish the
+// aggregation with GROUP BY and -Merge, so an answer never depends on whether
+// a merge has run yet. First times are aggregated with min() over
+// NONE_TIME in place of 0 ("never seen that way", which loses to any time):
+// minNonZero in SQL, mapped back to 0 by firstTimeSql().
+
+import { sqlIdentifier } from './literal.js';
+
+/** Stands for "no first time" inside min() states: larger than every real epoch second. */
+export const NONE_TIME = 4294967295;
+
+/** SQL for a first time read back from a min() state: NONE_TIME becomes 0 again. */
+export function firstTimeSql(merged: string): string {
+  return `if(${merged} = ${NONE_TIME}, 0, ${merged})`;
+}
+
+/** Where the tables live. */
+export interface SchemaTarget {
+  database: string;
+  /** ON CLUSTER for every statement, so each node of the cluster gets the tables. */
+  cluster?: string;
+}
+
+/** The input table names and their columns in RowBinary order (ingest writes them in exactly this order). */
+export const INPUT_COLUMNS = {
+  rrsets_in: [
+    ['rrname_rev', 'String'], ['rrname', 'String'], ['rrtype', 'UInt16'], ['bailiwick', 'String'],
+    ['rdata', 'Array(String)'], ['rdata_wire', 'Array(String)'], ['count', 'UInt64'],
+    ['time_first', 'UInt32'], ['time_last', 'UInt32'], ['zone_time_first', 'UInt32'], ['zone_time_last', 'UInt32'],
+  ],
+  flex_names_in: [['rrname', 'String'], ['rrtype', 'UInt16'], ['first', 'UInt32'], ['last', 'UInt32']],
+  flex_rdata_in: [['rdata', 'String'], ['rrtype', 'UInt16'], ['rdata_wire', 'String'], ['first', 'UInt32'], ['last', 'UInt32']],
+  rdata_index_in: [
+    ['kind', 'UInt8'], ['rdata_key', 'String'], ['rrtype', 'UInt16'], ['rrname', 'String'], ['rdata', 'String'],
+    ['rdata_wire', 'String'], ['count', 'UInt64'],
+    ['time_first', 'UInt32'], ['time_last', 'UInt32'], ['zone_time_first', 'UInt32'], ['zone_time_last', 'UInt32'],
+  ],
+} as const;
+
+export type InputTable = keyof typeof INPUT_COLUMNS;
+
+/** rdata_index.kind: how rdata_key was made from the record. */
+export const RDATA_KIND = { NAME: 1, IP: 2 } as const;
+
+const firstState = (col: string) => `minState(if(${col} = 0, ${NONE_TIME}, ${col}))`;
+const SIGHTING_STATES = [
+  'count AggregateFunction(sum, UInt64)',
+  'time_first AggregateFunction(min, UInt32)', 'time_last AggregateFunction(max, UInt32)',
+  'zone_time_first AggregateFunction(min, UInt32)', 'zone_time_last AggregateFunction(max, UInt32)',
+];
+const SIGHTING_SELECT = `sumState(count) AS count, ${firstState('time_first')} AS time_first, maxState(time_last) AS time_last, ` +
+  `${firstState('zone_time_first')} AS zone_time_first, maxState(zone_time_last) AS zone_time_last`;
+
+interface Aggregate {
+  table: string;
+  input: InputTable;
+  /** Stored columns before the aggregate states. */
+  columns: string[];
+  states: string[];
+  orderBy: string;
+  /** The view's SELECT list after the key columns. */
+  select: string;
+  groupBy: string;
+}
+
+const AGGREGATES: Aggregate[] = [
+  {
+    table: 'rrsets', input: 'rrsets_in',
+    columns: ['rrname_rev String', 'rrname String', 'rrtype UInt16', 'bailiwick String', 'rdata Array(String)', 'rdata_wire Array(String)'],
+    states: SIGHTING_STATES,
+    orderBy: 'rrname_rev, rrtype, bailiwick, rdata_wire',
+    select: `rrname_rev, any(rrname) AS rrname, rrtype, bailiwick, any(rdata) AS rdata, rdata_wire, ${SIGHTING_SELECT}`,
+    groupBy: 'rrname_rev, rrtype, bailiwick, rdata_wire',
+  },
+  {
+    table: 'flex_names', input: 'flex_names_in',
+    columns: ['rrname String', 'rrtype UInt16'],
+    states: ['first AggregateFunction(min, UInt32)', 'last AggregateFunction(max, UInt32)'],
+    orderBy: 'rrname, rrtype',
+    select: `rrname, rrtype, ${firstState('first')} AS first, maxState(last) AS last`,
+    groupBy: 'rrname, rrtype',
+  },
+  {
+    table: 'flex_rdata', input: 'flex_rdata_in',
+    columns: ['rdata String', 'rrtype UInt16', 'rdata_wire String'],
+    states: ['first AggregateFunction(min, UInt32)', 'last AggregateFunction(max, UInt32)'],
+    orderBy: 'rdata, rrtype, rdata_wire',
+    select: `rdata, rrtype, rdata_wire, ${firstState('first')} AS first, maxState(last) AS last`,
+    groupBy: 'rdata, rrtype, rdata_wire',
+  },
+  {
+    table: 'rdata_index', input: 'rdata_index_in',
+    columns: ['kind UInt8', 'rdata_key String', 'rrtype UInt16', 'rrname String', 'rdata String', 'rdata_wire String'],
+    states: SIGHTING_STATES,
+    orderBy: 'kind, rdata_key, rrtype, rrname, rdata_wire',
+    select: `kind, rdata_key, rrtype, rrname, any(rdata) AS rdata, rdata_wire, ${SIGHTING_SELECT}`,
+    groupBy: 'kind, rdata_key, rrtype, rrname, rdata_wire',
+  },
+];
+
+/** The statements of `rrscan clickhouse init`, in the order they must run. */
+export function schemaStatements(t: SchemaTarget): string[] {
+  const db = sqlIdentifier(t.database);
+  const on = t.cluster !== undefined ? ` ON CLUSTER ${sqlIdentifier(t.cluster)}` : '';
+  const out = [`CREATE DATABASE IF NOT EXISTS ${db}${on}`];
+  for (const a of AGGREGATES) {
+    const inputCols = INPUT_COLUMNS[a.input].map(([n, type]) => `${n} ${type}`).join(', ');
+    out.push(`CREATE TABLE IF NOT EXISTS ${db}.${a.input}${on} (${inputCols}) ENGINE = Null`);
+    out.push(`CREATE TABLE IF NOT EXISTS ${db}.${a.table}${on} (${[...a.columns, ...a.states].join(', ')}) ` +
+      `ENGINE = AggregatingMergeTree() ORDER BY (${a.orderBy})`);
+    out.push(`CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.${a.table}_mv${on} TO ${db}.${a.table} ` +
+      `AS SELECT ${a.select} FROM ${db}.${a.input} GROUP BY ${a.groupBy}`);
+  }
+  return out;
+}
