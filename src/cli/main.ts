@@ -7,7 +7,10 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { LIMITS } from '../config/limits.js';
 import { IngestError } from '../errors/catalogue.js';
-import { ingestFiles, ingestObservations, SOURCE_FORMATS, type SourceFormat } from '../ingest/run.js';
+import { ingestFiles, ingestObservations, SOURCE_FORMATS, type IngestSummary, type SourceFormat } from '../ingest/run.js';
+import { ingestFilesToClickHouse } from '../ingest/clickhouse-ingest.js';
+import { ClickHouse } from '../clickhouse/client.js';
+import { initSchema } from '../clickhouse/schema.js';
 import { compact, type CompactSummary } from '../shard/compactor.js';
 import { readManifest } from '../shard/manifest.js';
 import { demoObservations } from '../demo/generate.js';
@@ -30,6 +33,9 @@ function integer(name: string, min = 0, max = Number.MAX_SAFE_INTEGER) {
 }
 
 const dataOption = () => new Option('--data <dir>', 'data directory (shards, manifest, keys)').makeOptionMandatory();
+const CLICKHOUSE_DATABASE_DEFAULT = 'rrscan';
+const clickhouseDatabaseOption = () => new Option('--clickhouse-database <name>', 'ClickHouse database of the tables')
+  .default(CLICKHOUSE_DATABASE_DEFAULT);
 
 async function runDemo(dataDir: string, records: number): Promise<void> {
   const bar = progressBar('demo data', records, 'RRsets');
@@ -78,8 +84,11 @@ export function buildProgram(): Command {
   const program = new Command('rrscan').description('passive-DNS query service').showHelpAfterError();
 
   program.command('ingest')
-    .description('ingest DNS data files into new shards (published atomically; on failure nothing changes)')
-    .addOption(dataOption())
+    .description('ingest DNS data files into new shards (published atomically; on failure nothing changes), ' +
+      'or with --clickhouse-url into ClickHouse (in batches; a failed run leaves the batches it sent)')
+    .option('--data <dir>', 'data directory (shards, manifest, keys)')
+    .option('--clickhouse-url <url>', 'write to ClickHouse at http://HOST:8123 instead (tables from `rrscan clickhouse init`)')
+    .addOption(clickhouseDatabaseOption())
     .addOption(new Option('--format <format>', 'input format').choices(['auto', ...SOURCE_FORMATS]).default('auto'))
     .option('--origin <name>', 'zone origin for zone files without $ORIGIN')
     .option('--observed-at <epoch>', 'zone observation time (default: SOA serial date, else now)', integer('--observed-at'))
@@ -88,24 +97,38 @@ export function buildProgram(): Command {
     .option('--workers <n>', 'threads for big NDJSON files, sharing --memory-rrsets (default: one per core)',
       integer('--workers', 1, LIMITS.ingestThreadsMax))
     .argument('<files...>', 'input files')
-    .action(async (files: string[], o: { data: string; format: SourceFormat | 'auto'; origin?: string; observedAt?: number;
-      maxErrors: number; memoryRrsets?: number; workers?: number }) => {
+    .action(async (files: string[], o: { data?: string; clickhouseUrl?: string; clickhouseDatabase: string;
+      format: SourceFormat | 'auto'; origin?: string; observedAt?: number; maxErrors: number; memoryRrsets?: number;
+      workers?: number; }) => {
+      if ((o.data === undefined) === (o.clickhouseUrl === undefined)) {
+        throw new InvalidArgumentError('give exactly one of --data and --clickhouse-url');
+      }
       const total = files.length;
       const bar = progressBar('ingest', 100, '%');
       try {
-        const s = await ingestFiles(files, {
-          dataDir: o.data, format: o.format, maxErrors: o.maxErrors,
+        const common = {
+          format: o.format, maxErrors: o.maxErrors,
           ...(o.origin !== undefined ? { origin: o.origin } : {}),
           ...(o.observedAt !== undefined ? { observedAt: o.observedAt } : {}),
-          ...(o.memoryRrsets !== undefined ? { memoryRrsets: o.memoryRrsets } : {}),
-          ...(o.workers !== undefined ? { threads: o.workers } : {}),
-          onProgress: (done, all) => bar.update(all > 0 ? Math.floor((done / all) * 100) : 100),
-          onReject: (err) => process.stderr.write(`rrscan ingest: skipped: ${err.message}\n`),
-        });
+          onProgress: (done: number, all: number) => bar.update(all > 0 ? Math.floor((done / all) * 100) : 100),
+          onReject: (err: Error) => process.stderr.write(`rrscan ingest: skipped: ${err.message}\n`),
+        };
+        let s: IngestSummary;
+        if (o.clickhouseUrl !== undefined) {
+          s = await ingestFilesToClickHouse(files, { ...common, url: o.clickhouseUrl, database: o.clickhouseDatabase });
+        } else {
+          s = await ingestFiles(files, {
+            ...common, dataDir: o.data!,
+            ...(o.memoryRrsets !== undefined ? { memoryRrsets: o.memoryRrsets } : {}),
+            ...(o.workers !== undefined ? { threads: o.workers } : {}),
+          });
+        }
         bar.stop();
         const rate = s.seconds > 0 ? Math.round(s.records / s.seconds) : s.records;
-        console.log(`ingest: ${total} file(s), ${s.records} records read, ${s.rrsets} RRsets written in ` +
-          `${s.shards.length} shard(s), ${s.rejected} rejected, ${s.seconds.toFixed(2)} s, ${rate} records/s`);
+        const where = o.clickhouseUrl !== undefined ? `sent to ClickHouse database ${o.clickhouseDatabase}`
+          : `written in ${s.shards.length} shard(s)`;
+        console.log(`ingest: ${total} file(s), ${s.records} records read, ${s.rrsets} RRsets ${where}, ` +
+          `${s.rejected} rejected, ${s.seconds.toFixed(2)} s, ${rate} records/s`);
       } catch (err) {
         bar.stop();
         if (err instanceof IngestError || (err as { code?: string }).code === 'INGEST_BAD_INPUT') {
@@ -144,6 +167,25 @@ export function buildProgram(): Command {
     .action(async (o: ServeFlags) => {
       if (Boolean(o.tlsCert) !== Boolean(o.tlsKey)) throw new InvalidArgumentError('--tls-cert and --tls-key go together');
       await serveUntilSignal(o, (url) => console.log(`rrscan serving ${o.data} at ${url}/pdns/v2/`));
+    });
+
+  const clickhouse = program.command('clickhouse').description('the ClickHouse data tier');
+  clickhouse.command('init')
+    .description('create the database and tables rrscan uses (idempotent: what exists is left as it is)')
+    .requiredOption('--url <url>', 'ClickHouse HTTP interface, http://HOST:8123')
+    .option('--database <name>', 'database to create the tables in', CLICKHOUSE_DATABASE_DEFAULT)
+    .option('--cluster <name>', 'run every statement ON CLUSTER NAME (a cluster from the servers\' remote_servers)')
+    .action(async (o: { url: string; database: string; cluster?: string }) => {
+      const ch = new ClickHouse(o.url);
+      try {
+        const version = await initSchema(ch, { database: o.database, ...(o.cluster !== undefined ? { cluster: o.cluster } : {}) });
+        console.log(`clickhouse init: database ${o.database} ready on ClickHouse ${version} at ${o.url}`);
+      } catch (err) {
+        console.error(`rrscan clickhouse init: ${err instanceof Error ? err.message : String(err)}`);
+        process.exitCode = 1;
+      } finally {
+        ch.close();
+      }
     });
 
   program.command('compact')

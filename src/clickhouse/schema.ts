@@ -13,6 +13,7 @@
 // NONE_TIME in place of 0 ("never seen that way", which loses to any time):
 // minNonZero in SQL, mapped back to 0 by firstTimeSql().
 
+import type { ClickHouse } from './client.js';
 import { sqlIdentifier } from './literal.js';
 
 /** Stands for "no first time" inside min() states: larger than every real epoch second. */
@@ -121,4 +122,11 @@ export function schemaStatements(t: SchemaTarget): string[] {
       `AS SELECT ${a.select} FROM ${db}.${a.input} GROUP BY ${a.groupBy}`);
   }
   return out;
+}
+
+/** Creates whatever of the schema is missing (every statement is IF NOT EXISTS); returns the server's version. */
+export async function initSchema(ch: ClickHouse, t: SchemaTarget): Promise<string> {
+  const version = await ch.version();
+  for (const sql of schemaStatements(t)) await ch.exec(sql);
+  return version;
 }
