@@ -58,6 +58,8 @@ interface ServeFlags {
   scanTurnMs?: number;
   searchTimeoutMs?: number;
   redisUrl?: string;
+  clickhouseUrl?: string;
+  clickhouseDatabase?: string;
 }
 
 async function serveUntilSignal(opts: ServeFlags, banner: (url: string) => void): Promise<void> {
@@ -71,6 +73,8 @@ async function serveUntilSignal(opts: ServeFlags, banner: (url: string) => void)
     ...(opts.scanTurnMs !== undefined ? { scanTurnMs: opts.scanTurnMs } : {}),
     ...(opts.searchTimeoutMs !== undefined ? { searchTimeoutMs: opts.searchTimeoutMs } : {}),
     ...(opts.redisUrl !== undefined ? { keyStore: redisKeyStoreConfig(opts.redisUrl) } : {}),
+    ...(opts.clickhouseUrl !== undefined
+      ? { clickhouse: { url: opts.clickhouseUrl, database: opts.clickhouseDatabase ?? CLICKHOUSE_DATABASE_DEFAULT } } : {}),
   });
   banner(server.url);
   const stop = () => {
@@ -164,6 +168,9 @@ export function buildProgram(): Command {
       integer('--search-timeout-ms', LIMITS.searchTimeoutMsMin, LIMITS.searchTimeoutMsMax), LIMITS.searchTimeoutMs)
     .option('--redis-url <url>', 'keys, quotas and concurrency caps in Redis at redis://HOST:PORT[/DB], shared by every server ' +
       'naming it (add keys with `rrscan keys add --redis-url URL`); default: DIR/keys.sqlite', redisUrlArg)
+    .option('--clickhouse-url <url>', 'answer searches from ClickHouse at http://HOST:8123 instead of DIR\'s shards ' +
+      '(flexible search; standard search ends `failed` on this tier for now); keys stay in DIR or --redis-url')
+    .addOption(clickhouseDatabaseOption())
     .action(async (o: ServeFlags) => {
       if (Boolean(o.tlsCert) !== Boolean(o.tlsKey)) throw new InvalidArgumentError('--tls-cert and --tls-key go together');
       await serveUntilSignal(o, (url) => console.log(`rrscan serving ${o.data} at ${url}/pdns/v2/`));

@@ -72,14 +72,15 @@ export class ClickHouse {
     ({ host: this.host, port: this.port, auth: this.auth } = endpoint(url));
   }
 
+  /** A POST; `timeoutMs` bounds the wait for the answer's headers (ClickHouse sends them with its first block). */
   private request(params: Record<string, string>, onResponse: (res: http.IncomingMessage) => void,
-    onError: (err: ClickHouseError) => void): http.ClientRequest {
+    onError: (err: ClickHouseError) => void, timeoutMs: number = LIMITS.clickhouseConnectTimeoutMs): http.ClientRequest {
     const query = new URLSearchParams({ max_query_size: String(LIMITS.clickhouseQueryBytesMax), ...params });
     const req = http.request({
       host: this.host, port: this.port, method: 'POST', path: `/?${query.toString()}`, agent: this.agent,
-      ...(this.auth !== undefined ? { auth: this.auth } : {}), timeout: LIMITS.clickhouseConnectTimeoutMs,
+      ...(this.auth !== undefined ? { auth: this.auth } : {}), timeout: timeoutMs,
     }, onResponse);
-    req.once('timeout', () => req.destroy(new Error(`no answer within ${LIMITS.clickhouseConnectTimeoutMs} ms`)));
+    req.once('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
     req.once('error', (err) => onError(new ClickHouseError(`ClickHouse at ${this.url}: ${err.message}`)));
     return req;
   }
@@ -127,7 +128,7 @@ export class ClickHouse {
   }
 
   /** Starts a SELECT whose answer streams to `h` line by line, with backpressure. */
-  select(sql: string, h: SelectHandlers, maxSeconds = LIMITS.clickhouseQuerySecondsMax): RunningSelect {
+  select(sql: string, h: SelectHandlers, maxSeconds: number = LIMITS.clickhouseQuerySecondsMax): RunningSelect {
     const queryId = randomUUID();
     let res: http.IncomingMessage | undefined;
     let done = false;
@@ -178,7 +179,7 @@ export class ClickHouse {
       });
       r.once('error', (err) => finish(new ClickHouseError(err.message)));
       r.once('aborted', () => finish(new ClickHouseError('ClickHouse closed the answer early')));
-    }, (err) => finish(err));
+    }, (err) => finish(err), maxSeconds * 1000 + LIMITS.clickhouseConnectTimeoutMs);
     req.end(sql);
     return {
       queryId,

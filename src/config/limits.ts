@@ -130,6 +130,10 @@ export const LIMITS = Object.freeze({
   clickhouseInsertBytesMax: 32 << 20,
   /** A ClickHouse query runs at most this long (max_execution_time), like a local scan (searchTimeoutMs). */
   clickhouseQuerySecondsMax: 120,
+  /** Batches of a ClickHouse answer held for the merge before the answer is paused (backpressure; search/clickhouse). */
+  clickhouseBatchesBuffered: 4,
+  /** ClickHouse SELECTs one server runs at once; a search beyond them gets 503 (OVERLOADED). */
+  clickhouseQueriesInFlightMax: 64,
   /** How long to wait for ClickHouse to accept a connection or answer a statement's headers. */
   clickhouseConnectTimeoutMs: 10_000,
 

@@ -20,6 +20,7 @@ import { applyKey } from '../query/params.js';
 import type { SearchBackend } from '../search/backend.js';
 import type { PageOutcome } from '../search/paginator.js';
 import { LocalBackend } from '../search/local/local-backend.js';
+import { ClickHouseBackend } from '../search/clickhouse/clickhouse-backend.js';
 import { Exchange } from './exchange.js';
 import { log } from './log.js';
 import { acceptsNdjson, route } from './router.js';
@@ -45,6 +46,8 @@ export interface ServerOptions {
   searchTimeoutMs?: number;
   /** Where keys and their usage live (default: the data directory's SQLite store). */
   keyStore?: KeyStoreConfig;
+  /** Answer searches from ClickHouse instead of the data directory's shards (serve --clickhouse-url). */
+  clickhouse?: { url: string; database: string };
 }
 
 export interface RunningServer {
@@ -235,17 +238,21 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   checkLimits();
   const faults = activeFaults();
   if (faults !== undefined) log.warn({ faults }, 'RRSCAN_FAULTS is set: failures will be injected on purpose (tests only)');
-  const backend = new LocalBackend({
-    dataDir: opts.dataDir,
-    log: (msg, extra) => log.info(extra ?? {}, msg),
-    ...(opts.threads !== undefined ? { threads: opts.threads } : {}),
-    ...(opts.queueMax !== undefined ? { queueMax: opts.queueMax } : {}),
-    ...(opts.scanTurnMs !== undefined ? { turnMs: opts.scanTurnMs } : {}),
-  });
+  const searchTimeoutMs = opts.searchTimeoutMs ?? LIMITS.searchTimeoutMs;
+  const backend: SearchBackend = opts.clickhouse !== undefined
+    // ClickHouse stops a query a second after the answer has timed out, should the hang-up's KILL QUERY be lost.
+    ? new ClickHouseBackend({ ...opts.clickhouse, querySeconds: Math.ceil(searchTimeoutMs / 1000) + 1 })
+    : new LocalBackend({
+      dataDir: opts.dataDir,
+      log: (msg, extra) => log.info(extra ?? {}, msg),
+      ...(opts.threads !== undefined ? { threads: opts.threads } : {}),
+      ...(opts.queueMax !== undefined ? { queueMax: opts.queueMax } : {}),
+      ...(opts.scanTurnMs !== undefined ? { turnMs: opts.scanTurnMs } : {}),
+    });
   const gate = AccessGate.open(opts.keyStore ?? sqliteKeyStoreConfig(opts.dataDir));
   const keepAliveMs = opts.keepAliveMs ?? LIMITS.keepAliveIntervalMs;
-  log.info({ ...backend.describe(), keepAliveMs }, 'shards loaded');
-  const front = new FrontEnd(backend, gate, keepAliveMs, opts.searchTimeoutMs ?? LIMITS.searchTimeoutMs);
+  log.info({ ...backend.describe(), keepAliveMs }, 'data backend ready');
+  const front = new FrontEnd(backend, gate, keepAliveMs, searchTimeoutMs);
   const sock = await listen(createApp(opts, front), opts.host, opts.port);
   const port = uws.us_socket_local_port(sock);
   const hostForUrl = opts.host.includes(':') ? `[${opts.host}]` : opts.host;

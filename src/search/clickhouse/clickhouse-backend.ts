@@ -1,0 +1,101 @@
+// The ClickHouse data backend: the same SearchBackend seam as the local
+// shards (search/backend.ts), answering from the tables of
+// `rrscan clickhouse init` (clickhouse/schema.md). A search is one SELECT
+// whose rows come back in the order the local backend's merge produces, so
+// the paginator, the result lines and the SAF writer are shared.
+//
+// Standard search (lookups, summarize) is not answered from ClickHouse yet:
+// such a search ends with an in-stream `failed` saying so, never with a
+// partial or empty answer that could be mistaken for the data's.
+
+import { ClickHouse } from '../../clickhouse/client.js';
+import { LIMITS } from '../../config/limits.js';
+import { ApiError, STREAM_MESSAGES } from '../../errors/catalogue.js';
+import type { FlexQuery } from '../../query/flex-query.js';
+import type { LookupQuery } from '../../query/lookup-query.js';
+import type { Effective } from '../../query/params.js';
+import type { FlexPlan, LookupPlan, SearchBackend } from '../backend.js';
+import { compileFlex } from '../local/flex-plan.js';
+import type { LookupSource } from '../sources.js';
+import { flexSql } from './flex-sql.js';
+import { SelectFlexSource } from './select-source.js';
+
+export interface ClickHouseBackendOptions {
+  url: string;
+  database: string;
+  /** A SELECT's max_execution_time; serve passes its search timeout so ClickHouse stops when the answer has. */
+  querySeconds?: number;
+}
+
+/** The in-stream message of a standard search on this backend, until it answers them. */
+export const LOOKUPS_NOT_SERVED = 'Standard search is not served from ClickHouse yet';
+
+export class ClickHouseBackend implements SearchBackend {
+  private readonly ch: ClickHouse;
+  private inFlight = 0;
+  private readonly querySeconds: number;
+
+  constructor(private readonly opts: ClickHouseBackendOptions) {
+    this.ch = new ClickHouse(opts.url);
+    this.querySeconds = opts.querySeconds ?? LIMITS.clickhouseQuerySecondsMax;
+  }
+
+  /** Counts a query in flight until the returned function is called (once; later calls do nothing). */
+  private admit(): () => void {
+    if (this.inFlight >= LIMITS.clickhouseQueriesInFlightMax) throw new ApiError('OVERLOADED');
+    this.inFlight++;
+    let held = true;
+    return () => {
+      if (held) this.inFlight--;
+      held = false;
+    };
+  }
+
+  planFlex(q: FlexQuery, eff: Effective): FlexPlan {
+    const patterns = compileFlex(q);
+    const release = this.admit();
+    return {
+      error: patterns.error,
+      open: (events) => {
+        const source = new SelectFlexSource(q.target, events);
+        let sql: string;
+        try {
+          sql = flexSql(q, eff.fence, eff.offset + eff.limit + 1, this.opts.database);
+        } catch (err) {
+          // A pattern whose compiled form is over the literal bound (literal.ts).
+          release();
+          events.fail(STREAM_MESSAGES.INTERNAL, err);
+          return { sources: [], close: () => undefined };
+        }
+        source.start(this.ch, sql, this.querySeconds, release);
+        return {
+          sources: [source],
+          close: () => {
+            source.close();
+            release();
+          },
+        };
+      },
+      cancel: release,
+    };
+  }
+
+  planLookup(_q: LookupQuery): LookupPlan {
+    return {
+      open: (events) => {
+        events.fail(LOOKUPS_NOT_SERVED);
+        return { sources: [] as LookupSource[], close: () => undefined };
+      },
+      cancel: () => undefined,
+    };
+  }
+
+  describe(): Record<string, unknown> {
+    return { backend: 'clickhouse', url: this.opts.url, database: this.opts.database, querySeconds: this.querySeconds };
+  }
+
+  close(): Promise<void> {
+    this.ch.close();
+    return Promise.resolve();
+  }
+}
