@@ -1,0 +1,162 @@
+// The ClickHouse data tier against the local shards, over HTTP: the same
+// files ingested into both (`rrscan ingest --data` and `--clickhouse-url`),
+// two `rrscan serve`s (one with `--clickhouse-url`), and the same requests
+// must get byte-identical answers: generated flexible searches (patterns
+// from the data, case mixes, anchors, globs, excludes, rrtype filters,
+// fences, limits, offsets, bad patterns), on generated data written in two
+// files so that sightings are summed, plus the real root zone and the DNSDB
+// examples when ../shared/data/real is there.
+//
+// Also: init is idempotent, a hung-up query is killed in ClickHouse, a
+// query over max_execution_time and ClickHouse going away both end the
+// stream with an in-stream `failed`, and standard search says it is not
+// served from ClickHouse yet.
+
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ClickHouse, errorCode, TIMEOUT_CODE } from '../../src/clickhouse/client.js';
+import { LOOKUPS_NOT_SERVED } from '../../src/search/clickhouse/clickhouse-backend.js';
+import { differentialData, flexPaths } from '../fixtures/differential-dataset.js';
+import { FLEX_FIXTURE } from '../fixtures/flex-dataset.js';
+import { CLICKHOUSE_SKIP_REASON, HAVE_CLICKHOUSE, startClickHouse, type ClickHouseServer } from '../helpers/clickhouse-server.js';
+import {
+  addKey, begin, body, cli, get, HAVE_REAL, REAL, REAL_SKIP_REASON, removeDir, startServer, tempDir, type Server,
+} from '../helpers/rrscan.js';
+
+if (!HAVE_CLICKHOUSE) console.warn(CLICKHOUSE_SKIP_REASON);
+if (!HAVE_REAL) console.warn(`clickhouse-differential: ${REAL_SKIP_REASON}; generated data only`);
+
+const SEED = 15;
+const GENERATED_RRSETS = 3_000;
+const QUERIES = 400;
+const IN_PARALLEL = 8;
+
+describe.skipIf(!HAVE_CLICKHOUSE)('the ClickHouse tier answers as the local shards do', () => {
+  let ch: ClickHouseServer;
+  let dir: string;
+  let key: string;
+  let local: Server;
+  let remote: Server;
+  let files: string[];
+  const data = differentialData(GENERATED_RRSETS, SEED);
+
+  const H = () => ({ 'X-API-Key': key });
+  const ok = (args: string[]): string => {
+    const r = cli(args);
+    if (r.code !== 0) throw new Error(`rrscan ${args.join(' ')} failed (${r.code}): ${r.stdout}\n${r.stderr}`);
+    return r.stdout;
+  };
+  const ingestBoth = (file: string): void => {
+    ok(['ingest', '--data', dir, file]);
+    ok(['ingest', '--clickhouse-url', ch.url, file]);
+  };
+
+  beforeAll(async () => {
+    const t0 = performance.now();
+    ch = await startClickHouse();
+    console.log(`clickhouse-server started in ${(performance.now() - t0).toFixed(0)} ms, ${ch.rssKiB()} KiB resident`);
+    dir = tempDir();
+    files = [...data.files, FLEX_FIXTURE].map((objs, i) => {
+      const file = path.join(dir, '..', `${path.basename(dir)}-${i}.ndjson`);
+      writeFileSync(file, objs.map((o) => JSON.stringify(o)).join('\n') + '\n');
+      return file;
+    });
+    if (HAVE_REAL) files.push(path.join(REAL, 'zones/root.zone.2024101100'), path.join(REAL, 'json/dnsdb-v2-doc-examples.ndjson'));
+    expect(ok(['clickhouse', 'init', '--url', ch.url])).toMatch(/^clickhouse init: database rrscan ready on ClickHouse \d+\.\d+/);
+    // One ingest per file: the local side gets a shard each, which its merge combines.
+    for (const f of files) ingestBoth(f);
+    key = addKey(dir, ['--unlimited']);
+    [local, remote] = await Promise.all([startServer(dir), startServer(dir, ['--clickhouse-url', ch.url])]);
+  }, 120_000);
+
+  afterAll(async () => {
+    await Promise.all([local?.close(), remote?.close()]);
+    await ch?.close();
+    if (dir !== undefined) {
+      removeDir(dir);
+      for (const f of files ?? []) if (!f.startsWith(REAL)) removeDir(f);
+    }
+  });
+
+  /** Both servers' answers to each path; the paths whose status, content type or body differ. */
+  async function differences(paths: readonly string[]): Promise<{ path: string; local: string; clickhouse: string }[]> {
+    const out: { path: string; local: string; clickhouse: string }[] = [];
+    const timing = { local: 0, clickhouse: 0 };
+    for (let i = 0; i < paths.length; i += IN_PARALLEL) {
+      await Promise.all(paths.slice(i, i + IN_PARALLEL).map(async (p) => {
+        const t0 = performance.now();
+        const a = await get(local, `/pdns/v2/${p}`, H());
+        const t1 = performance.now();
+        const b = await get(remote, `/pdns/v2/${p}`, H());
+        timing.local += t1 - t0;
+        timing.clickhouse += performance.now() - t1;
+        const show = (r: typeof a) => `${r.status} ${r.headers['content-type']}\n${r.body}`;
+        if (show(a) !== show(b)) out.push({ path: p, local: show(a), clickhouse: show(b) });
+      }));
+    }
+    console.log(`${paths.length} searches: local ${(timing.local / paths.length).toFixed(1)} ms, ` +
+      `ClickHouse ${(timing.clickhouse / paths.length).toFixed(1)} ms on average`);
+    return out;
+  }
+
+  it('init again changes nothing', async () => {
+    const client = new ClickHouse(ch.url);
+    const count = () => client.exec('SELECT count() FROM rrscan.rrsets');
+    const before = await count();
+    expect(ok(['clickhouse', 'init', '--url', ch.url])).toMatch(/ready/);
+    expect(await count()).toBe(before);
+    client.close();
+  });
+
+  it(`${QUERIES} generated flexible searches get byte-identical answers`, async () => {
+    const paths = flexPaths(data, QUERIES, SEED);
+    expect(await differences(paths)).toEqual([]);
+  }, 120_000);
+
+  it('answers with results, limits and failures among them, not only empty ones', async () => {
+    const paths = flexPaths(data, 60, SEED);
+    const bodies = await Promise.all(paths.map(async (p) => (await get(remote, `/pdns/v2/${p}`, H())).body));
+    const ends = bodies.map((b) => JSON.parse(b.trimEnd().split('\n').pop()!) as { cond: string; msg?: string });
+    expect(ends.filter((e) => e.cond === 'succeeded' && e.msg === undefined).length).toBeGreaterThan(5);
+    expect(ends.filter((e) => e.cond === 'limited').length).toBeGreaterThan(5);
+    expect(bodies.filter((b) => b.includes('"obj"')).length).toBeGreaterThan(20);
+  }, 60_000);
+
+  it('ingesting a file again sums its sightings again on both tiers', async () => {
+    ingestBoth(files[1]!);
+    const paths = flexPaths(data, 60, SEED + 1).filter((p) => p.includes('time_'));
+    expect(await differences(paths)).toEqual([]);
+  }, 120_000);
+
+  it('standard search ends failed, saying it is not served from ClickHouse yet', async () => {
+    const r = await get(remote, '/pdns/v2/lookup/rrset/name/www.paypal.com', H());
+    expect(r.status).toBe(200);
+    expect(r.body).toBe(body(begin, { cond: 'failed', msg: LOOKUPS_NOT_SERVED }));
+  });
+
+  it('a cancelled query is killed in ClickHouse, and one over max_execution_time fails with code 159', async () => {
+    const client = new ClickHouse(ch.url);
+    const endless = 'SELECT number FROM system.numbers WHERE number = 18446744073709551615';
+    const running = client.select(endless, { lines: () => true, end: () => undefined, error: () => undefined });
+    const seen = () => client.exec(`SELECT count() FROM system.processes WHERE query_id = '${running.queryId}'`);
+    for (let i = 0; i < 100 && (await seen()).trim() !== '1'; i++) await new Promise((r) => setTimeout(r, 20));
+    expect((await seen()).trim()).toBe('1');
+    running.cancel();
+    for (let i = 0; i < 100 && (await seen()).trim() !== '0'; i++) await new Promise((r) => setTimeout(r, 20));
+    expect((await seen()).trim()).toBe('0');
+
+    const failed = await new Promise<string>((resolve) => {
+      client.select(endless, { lines: () => true, end: () => resolve('ended'), error: (e) => resolve(e.message) }, 1);
+    });
+    expect(errorCode(failed)).toBe(TIMEOUT_CODE);
+    client.close();
+  }, 30_000);
+
+  it('ClickHouse gone: an in-stream failed, never a partial or empty success', async () => {
+    await ch.close();
+    const r = await get(remote, '/pdns/v2/regex/rrnames/paypal', H());
+    expect(r.status).toBe(200);
+    expect(r.body).toBe(body(begin, { cond: 'failed', msg: 'Internal error' }));
+  });
+});
