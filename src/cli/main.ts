@@ -169,7 +169,7 @@ export function buildProgram(): Command {
     .option('--redis-url <url>', 'keys, quotas and concurrency caps in Redis at redis://HOST:PORT[/DB], shared by every server ' +
       'naming it (add keys with `rrscan keys add --redis-url URL`); default: DIR/keys.sqlite', redisUrlArg)
     .option('--clickhouse-url <url>', 'answer searches from ClickHouse at http://HOST:8123 instead of DIR\'s shards ' +
-      '(flexible search; standard search ends `failed` on this tier for now); keys stay in DIR or --redis-url')
+      '(raw rdata lookups end `failed` on this tier for now); keys stay in DIR or --redis-url')
     .addOption(clickhouseDatabaseOption())
     .action(async (o: ServeFlags) => {
       if (Boolean(o.tlsCert) !== Boolean(o.tlsKey)) throw new InvalidArgumentError('--tls-cert and --tls-key go together');

@@ -41,8 +41,8 @@ export const INPUT_COLUMNS = {
   flex_names_in: [['rrname', 'String'], ['rrtype', 'UInt16'], ['first', 'UInt32'], ['last', 'UInt32']],
   flex_rdata_in: [['rdata', 'String'], ['rrtype', 'UInt16'], ['rdata_wire', 'String'], ['first', 'UInt32'], ['last', 'UInt32']],
   rdata_index_in: [
-    ['kind', 'UInt8'], ['rdata_key', 'String'], ['rrtype', 'UInt16'], ['rrname', 'String'], ['rdata', 'String'],
-    ['rdata_wire', 'String'], ['count', 'UInt64'],
+    ['kind', 'UInt8'], ['rdata_key', 'String'], ['rrtype', 'UInt16'], ['rrname_rev', 'String'], ['rrname', 'String'],
+    ['rdata_name', 'String'], ['rdata', 'String'], ['rdata_wire', 'String'], ['count', 'UInt64'],
     ['time_first', 'UInt32'], ['time_last', 'UInt32'], ['zone_time_first', 'UInt32'], ['zone_time_last', 'UInt32'],
   ],
 } as const;
@@ -100,11 +100,13 @@ const AGGREGATES: Aggregate[] = [
   },
   {
     table: 'rdata_index', input: 'rdata_index_in',
-    columns: ['kind UInt8', 'rdata_key String', 'rrtype UInt16', 'rrname String', 'rdata String', 'rdata_wire String'],
+    columns: ['kind UInt8', 'rdata_key String', 'rrtype UInt16', 'rrname_rev String', 'rrname String', 'rdata_name String',
+      'rdata String', 'rdata_wire String'],
     states: SIGHTING_STATES,
-    orderBy: 'kind, rdata_key, rrtype, rrname, rdata_wire',
-    select: `kind, rdata_key, rrtype, rrname, any(rdata) AS rdata, rdata_wire, ${SIGHTING_SELECT}`,
-    groupBy: 'kind, rdata_key, rrtype, rrname, rdata_wire',
+    orderBy: 'kind, rdata_key, rrtype, rrname_rev, rdata_wire',
+    select: `kind, rdata_key, rrtype, rrname_rev, any(rrname) AS rrname, any(rdata_name) AS rdata_name, any(rdata) AS rdata, ` +
+      `rdata_wire, ${SIGHTING_SELECT}`,
+    groupBy: 'kind, rdata_key, rrtype, rrname_rev, rdata_wire',
   },
 ];
 

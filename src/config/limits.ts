@@ -132,6 +132,8 @@ export const LIMITS = Object.freeze({
   clickhouseQuerySecondsMax: 120,
   /** Batches of a ClickHouse answer held for the merge before the answer is paused (backpressure; search/clickhouse). */
   clickhouseBatchesBuffered: 4,
+  /** Rows of a ClickHouse lookup answer held for the merge before the answer is paused. */
+  clickhouseLookupRowsBuffered: 4_096,
   /** ClickHouse SELECTs one server runs at once; a search beyond them gets 503 (OVERLOADED). */
   clickhouseQueriesInFlightMax: 64,
   /** How long to wait for ClickHouse to accept a connection or answer a statement's headers. */

@@ -65,18 +65,19 @@ export class ObservationRows {
     const w = this.writers;
     const rdata = canonicalRdata(o.rdata);
     const first = firstSeen(o), last = lastSeen(o);
-    w.rrsets_in.string(reverseName(o.rrname)).string(o.rrname).uint16(o.rrtype).string(o.bailiwick)
+    const reversed = reverseName(o.rrname);
+    w.rrsets_in.string(reversed).string(o.rrname).uint16(o.rrtype).string(o.bailiwick)
       .strings(rdata.map((r) => r.text)).strings(rdata.map((r) => r.wire))
       .uint64(o.count).uint32(o.timeFirst).uint32(o.timeLast).uint32(o.zoneTimeFirst).uint32(o.zoneTimeLast).row();
     w.flex_names_in.string(o.rrname).uint16(o.rrtype).uint32(first).uint32(last).row();
     for (const r of rdata) {
       if (isFlexRdataType(o.rrtype)) w.flex_rdata_in.string(r.text).uint16(o.rrtype).string(r.wire).uint32(first).uint32(last).row();
-      const target = rdataTargetName(o.rrtype, r.text);
+      const target = rdataTargetName(o.rrtype, r.text)?.toLowerCase();
       const ip = target === undefined ? ipKey(o.rrtype, r.wire) : undefined;
       if (target === undefined && ip === undefined) continue;
       w.rdata_index_in.uint8(target !== undefined ? RDATA_KIND.NAME : RDATA_KIND.IP)
-        .string(target !== undefined ? reverseName(target.toLowerCase()) : ip!).uint16(o.rrtype).string(o.rrname)
-        .string(r.text).string(r.wire)
+        .string(target !== undefined ? reverseName(target) : ip!).uint16(o.rrtype).string(reversed).string(o.rrname)
+        .string(target ?? '').string(r.text).string(r.wire)
         .uint64(o.count).uint32(o.timeFirst).uint32(o.timeLast).uint32(o.zoneTimeFirst).uint32(o.zoneTimeLast).row();
     }
     this.observations++;

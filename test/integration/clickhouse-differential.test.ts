@@ -7,17 +7,20 @@
 // files so that sightings are summed, plus the real root zone and the DNSDB
 // examples when ../shared/data/real is there.
 //
+// Standard searches likewise: exact names, wildcards, bailiwicks, rdata
+// names, addresses, CIDRs and ranges, summaries, fences, limits, offsets.
+//
 // Also: init is idempotent, a hung-up query is killed in ClickHouse, a
 // query over max_execution_time and ClickHouse going away both end the
-// stream with an in-stream `failed`, and standard search says it is not
+// stream with an in-stream `failed`, and a raw rdata lookup says it is not
 // served from ClickHouse yet.
 
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClickHouse, errorCode, TIMEOUT_CODE } from '../../src/clickhouse/client.js';
-import { LOOKUPS_NOT_SERVED } from '../../src/search/clickhouse/clickhouse-backend.js';
-import { differentialData, flexPaths } from '../fixtures/differential-dataset.js';
+import { RAW_RDATA_NOT_SERVED } from '../../src/search/clickhouse/clickhouse-backend.js';
+import { differentialData, flexPaths, lookupPaths } from '../fixtures/differential-dataset.js';
 import { FLEX_FIXTURE } from '../fixtures/flex-dataset.js';
 import { CLICKHOUSE_SKIP_REASON, HAVE_CLICKHOUSE, startClickHouse, type ClickHouseServer } from '../helpers/clickhouse-server.js';
 import {
@@ -30,6 +33,7 @@ if (!HAVE_REAL) console.warn(`clickhouse-differential: ${REAL_SKIP_REASON}; gene
 const SEED = 15;
 const GENERATED_RRSETS = 3_000;
 const QUERIES = 400;
+const LOOKUPS = 400;
 const IN_PARALLEL = 8;
 
 describe.skipIf(!HAVE_CLICKHOUSE)('the ClickHouse tier answers as the local shards do', () => {
@@ -125,14 +129,22 @@ describe.skipIf(!HAVE_CLICKHOUSE)('the ClickHouse tier answers as the local shar
 
   it('ingesting a file again sums its sightings again on both tiers', async () => {
     ingestBoth(files[1]!);
-    const paths = flexPaths(data, 60, SEED + 1).filter((p) => p.includes('time_'));
+    const paths = [...flexPaths(data, 60, SEED + 1), ...lookupPaths(data, 60, SEED + 1)].filter((p) => p.includes('time_'));
     expect(await differences(paths)).toEqual([]);
   }, 120_000);
 
-  it('standard search ends failed, saying it is not served from ClickHouse yet', async () => {
-    const r = await get(remote, '/pdns/v2/lookup/rrset/name/www.paypal.com', H());
+  it(`${LOOKUPS} generated standard searches get byte-identical answers`, async () => {
+    const paths = lookupPaths(data, LOOKUPS, SEED);
+    expect(await differences(paths)).toEqual([]);
+    const bodies = await Promise.all(paths.slice(0, 80).map(async (p) => (await get(remote, `/pdns/v2/${p}`, H())).body));
+    expect(bodies.filter((b) => b.includes('"obj"')).length).toBeGreaterThan(30);
+    expect(bodies.filter((b) => b.includes('"limited"')).length).toBeGreaterThan(3);
+  }, 120_000);
+
+  it('a raw rdata lookup ends failed, saying it is not served from ClickHouse yet', async () => {
+    const r = await get(remote, '/pdns/v2/lookup/rdata/raw/C000020A', H());
     expect(r.status).toBe(200);
-    expect(r.body).toBe(body(begin, { cond: 'failed', msg: LOOKUPS_NOT_SERVED }));
+    expect(r.body).toBe(body(begin, { cond: 'failed', msg: RAW_RDATA_NOT_SERVED }));
   });
 
   it('a cancelled query is killed in ClickHouse, and one over max_execution_time fails with code 159', async () => {

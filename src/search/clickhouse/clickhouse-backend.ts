@@ -4,9 +4,11 @@
 // whose rows come back in the order the local backend's merge produces, so
 // the paginator, the result lines and the SAF writer are shared.
 //
-// Standard search (lookups, summarize) is not answered from ClickHouse yet:
-// such a search ends with an in-stream `failed` saying so, never with a
-// partial or empty answer that could be mistaken for the data's.
+// Every row comes aggregated over all data, so `aggr=false` answers as the
+// local tier does once its shards are compacted into one. Raw rdata lookups
+// (lookup/rdata/raw) are not answered from ClickHouse yet: they end with an
+// in-stream `failed` saying so, never with an answer that could be mistaken
+// for the data's.
 
 import { ClickHouse } from '../../clickhouse/client.js';
 import { LIMITS } from '../../config/limits.js';
@@ -18,6 +20,8 @@ import type { FlexPlan, LookupPlan, SearchBackend } from '../backend.js';
 import { compileFlex } from '../local/flex-plan.js';
 import type { LookupSource } from '../sources.js';
 import { flexSql } from './flex-sql.js';
+import { lookupShape, type LookupShape } from './lookup-sql.js';
+import { SelectLookupSource } from './lookup-source.js';
 import { SelectFlexSource } from './select-source.js';
 
 export interface ClickHouseBackendOptions {
@@ -27,8 +31,8 @@ export interface ClickHouseBackendOptions {
   querySeconds?: number;
 }
 
-/** The in-stream message of a standard search on this backend, until it answers them. */
-export const LOOKUPS_NOT_SERVED = 'Standard search is not served from ClickHouse yet';
+/** The in-stream message of a raw rdata lookup on this backend, until it answers them. */
+export const RAW_RDATA_NOT_SERVED = 'Raw rdata lookups are not served from ClickHouse yet';
 
 export class ClickHouseBackend implements SearchBackend {
   private readonly ch: ClickHouse;
@@ -80,13 +84,34 @@ export class ClickHouseBackend implements SearchBackend {
     };
   }
 
-  planLookup(_q: LookupQuery): LookupPlan {
+  planLookup(q: LookupQuery, eff: Effective): LookupPlan {
+    const release = this.admit();
     return {
       open: (events) => {
-        events.fail(LOOKUPS_NOT_SERVED);
-        return { sources: [] as LookupSource[], close: () => undefined };
+        let shape: LookupShape | undefined;
+        try {
+          shape = lookupShape(q, eff.offset + eff.limit + 1, this.opts.database);
+        } catch (err) {
+          release();
+          events.fail(STREAM_MESSAGES.INTERNAL, err);
+          return { sources: [], close: () => undefined };
+        }
+        if (shape === undefined) {
+          release();
+          events.fail(RAW_RDATA_NOT_SERVED);
+          return { sources: [] as LookupSource[], close: () => undefined };
+        }
+        const source = new SelectLookupSource(shape, events);
+        source.start(this.ch, this.querySeconds, release);
+        return {
+          sources: [source],
+          close: () => {
+            source.close();
+            release();
+          },
+        };
       },
-      cancel: () => undefined,
+      cancel: release,
     };
   }
 
