@@ -168,8 +168,8 @@ export function buildProgram(): Command {
       integer('--search-timeout-ms', LIMITS.searchTimeoutMsMin, LIMITS.searchTimeoutMsMax), LIMITS.searchTimeoutMs)
     .option('--redis-url <url>', 'keys, quotas and concurrency caps in Redis at redis://HOST:PORT[/DB], shared by every server ' +
       'naming it (add keys with `rrscan keys add --redis-url URL`); default: DIR/keys.sqlite', redisUrlArg)
-    .option('--clickhouse-url <url>', 'answer searches from ClickHouse at http://HOST:8123 instead of DIR\'s shards ' +
-      '(raw rdata lookups end `failed` on this tier for now); keys stay in DIR or --redis-url')
+    .option('--clickhouse-url <url>', 'answer searches from ClickHouse at http://HOST:8123 (tables from ' +
+      '`rrscan clickhouse init`) instead of DIR\'s shards; keys stay in DIR or --redis-url')
     .addOption(clickhouseDatabaseOption())
     .action(async (o: ServeFlags) => {
       if (Boolean(o.tlsCert) !== Boolean(o.tlsKey)) throw new InvalidArgumentError('--tls-cert and --tls-key go together');

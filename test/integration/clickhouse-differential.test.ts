@@ -8,18 +8,17 @@
 // examples when ../shared/data/real is there.
 //
 // Standard searches likewise: exact names, wildcards, bailiwicks, rdata
-// names, addresses, CIDRs and ranges, summaries, fences, limits, offsets.
+// names, addresses, CIDRs and ranges, raw rdata, summaries, fences, limits,
+// offsets.
 //
 // Also: init is idempotent, a hung-up query is killed in ClickHouse, a
 // query over max_execution_time and ClickHouse going away both end the
-// stream with an in-stream `failed`, and a raw rdata lookup says it is not
-// served from ClickHouse yet.
+// stream with an in-stream `failed`.
 
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClickHouse, errorCode, TIMEOUT_CODE } from '../../src/clickhouse/client.js';
-import { RAW_RDATA_NOT_SERVED } from '../../src/search/clickhouse/clickhouse-backend.js';
 import { differentialData, flexPaths, lookupPaths } from '../fixtures/differential-dataset.js';
 import { FLEX_FIXTURE } from '../fixtures/flex-dataset.js';
 import { CLICKHOUSE_SKIP_REASON, HAVE_CLICKHOUSE, startClickHouse, type ClickHouseServer } from '../helpers/clickhouse-server.js';
@@ -141,10 +140,14 @@ describe.skipIf(!HAVE_CLICKHOUSE)('the ClickHouse tier answers as the local shar
     expect(bodies.filter((b) => b.includes('"limited"')).length).toBeGreaterThan(3);
   }, 120_000);
 
-  it('a raw rdata lookup ends failed, saying it is not served from ClickHouse yet', async () => {
-    const r = await get(remote, '/pdns/v2/lookup/rdata/raw/C000020A', H());
-    expect(r.status).toBe(200);
-    expect(r.body).toBe(body(begin, { cond: 'failed', msg: RAW_RDATA_NOT_SERVED }));
+  it('raw rdata lookups get byte-identical answers', async () => {
+    const wires = ['C000020A', '0A0002', ...data.rdata.filter((t) => /^\d+\.\d+\.\d+\.\d+$/.test(t)).slice(0, 20)
+      .map((ip) => Buffer.from(ip.split('.').map(Number)).toString('hex')), '036e7331076578616d706c6503636f6d00'];
+    const paths = wires.flatMap((w) => [
+      `lookup/rdata/raw/${w}`, `lookup/rdata/raw/${w}/A?limit=2`, `summarize/rdata/raw/${w.toLowerCase()}`,
+    ]);
+    expect(await differences(paths)).toEqual([]);
+    expect((await get(remote, `/pdns/v2/${paths[6]!}`, H())).body).toContain('"obj"');
   });
 
   it('a cancelled query is killed in ClickHouse, and one over max_execution_time fails with code 159', async () => {

@@ -5,10 +5,7 @@
 // the paginator, the result lines and the SAF writer are shared.
 //
 // Every row comes aggregated over all data, so `aggr=false` answers as the
-// local tier does once its shards are compacted into one. Raw rdata lookups
-// (lookup/rdata/raw) are not answered from ClickHouse yet: they end with an
-// in-stream `failed` saying so, never with an answer that could be mistaken
-// for the data's.
+// local tier does once its shards are compacted into one.
 
 import { ClickHouse } from '../../clickhouse/client.js';
 import { LIMITS } from '../../config/limits.js';
@@ -18,7 +15,6 @@ import type { LookupQuery } from '../../query/lookup-query.js';
 import type { Effective } from '../../query/params.js';
 import type { FlexPlan, LookupPlan, SearchBackend } from '../backend.js';
 import { compileFlex } from '../local/flex-plan.js';
-import type { LookupSource } from '../sources.js';
 import { flexSql } from './flex-sql.js';
 import { lookupShape, type LookupShape } from './lookup-sql.js';
 import { SelectLookupSource } from './lookup-source.js';
@@ -31,8 +27,6 @@ export interface ClickHouseBackendOptions {
   querySeconds?: number;
 }
 
-/** The in-stream message of a raw rdata lookup on this backend, until it answers them. */
-export const RAW_RDATA_NOT_SERVED = 'Raw rdata lookups are not served from ClickHouse yet';
 
 export class ClickHouseBackend implements SearchBackend {
   private readonly ch: ClickHouse;
@@ -88,18 +82,13 @@ export class ClickHouseBackend implements SearchBackend {
     const release = this.admit();
     return {
       open: (events) => {
-        let shape: LookupShape | undefined;
+        let shape: LookupShape;
         try {
           shape = lookupShape(q, eff.offset + eff.limit + 1, this.opts.database);
         } catch (err) {
           release();
           events.fail(STREAM_MESSAGES.INTERNAL, err);
           return { sources: [], close: () => undefined };
-        }
-        if (shape === undefined) {
-          release();
-          events.fail(RAW_RDATA_NOT_SERVED);
-          return { sources: [] as LookupSource[], close: () => undefined };
         }
         const source = new SelectLookupSource(shape, events);
         source.start(this.ch, this.querySeconds, release);

@@ -18,6 +18,7 @@
 // Rows are JSONEachRow: rdata texts may hold any printable character, and a
 // row beginning `{` is never mistaken for a mid-stream "Code: " error.
 
+import assert from 'node:assert/strict';
 import { firstTimeSql, RDATA_KIND } from '../../clickhouse/schema.js';
 import { sqlIdentifier, sqlString, sqlUInt } from '../../clickhouse/literal.js';
 import { reverseName } from '../../dns/name.js';
@@ -84,8 +85,29 @@ function ipKeyOf(family: 4 | 6, bytes: Uint8Array): Uint8Array {
   return key;
 }
 
-/** The SELECT of a standard search, or undefined when this tier cannot answer its kind yet (raw rdata). */
-export function lookupShape(q: LookupQuery, want: number, database: string): LookupShape | undefined {
+/**
+ * lookup/rdata/raw: the records whose wire form is `wire`, found in the RRsets
+ * themselves (ARRAY JOIN pairs each record's text with its wire form). Not
+ * through an index: rdata_index holds names and addresses only, and this is
+ * the rarest lookup; it reads the whole rrsets table.
+ */
+function rawRdataShape(wire: Uint8Array, want: number, db: string, types: string | undefined,
+  having: string): LookupShape {
+  const where = [`w = ${sqlString(wire)}`, ...(types !== undefined ? [types] : [])];
+  // The shards key these rows by the wire form in hex (shard-reader.ts rdataByWire).
+  const ik = sqlString(Buffer.from(wire).toString('hex'));
+  // Joined columns under their own names, in a subquery: 18.16 compares a joined key column with the
+  // sort key's array type and refuses the statement (Code 169).
+  const records = `SELECT rrname, rrname_rev, rrtype, text, count, time_first, time_last, zone_time_first, zone_time_last ` +
+    `FROM ${db}.rrsets ARRAY JOIN rdata AS text, rdata_wire AS w WHERE ${where.join(' AND ')}`;
+  const sql = `SELECT any(rrname) AS owner, rrname_rev AS owner_rev, rrtype, text AS rdata, ${ik} AS ik, ${SIGHTINGS} ` +
+    `FROM (${records}) GROUP BY rrname_rev, rrtype, text${having} ` +
+    `ORDER BY rrtype, rdata, owner_rev LIMIT ${sqlUInt(want)} FORMAT JSONEachRow`;
+  return { sql, target: 'rdata' };
+}
+
+/** The SELECT of a standard search. */
+export function lookupShape(q: LookupQuery, want: number, database: string): LookupShape {
   const db = sqlIdentifier(database);
   const types = typeFilterSql(q.typeFilter);
   const fence = fenceSql(q.fence, FIRST_SEEN, LAST_SEEN);
@@ -97,7 +119,8 @@ export function lookupShape(q: LookupQuery, want: number, database: string): Loo
   let from: string;
   let group: string;
   if (q.target === 'rrset') {
-    if (q.value.kind !== 'name') return undefined;
+    // query/lookup-query.ts reads rrset/raw values as names.
+    assert.ok(q.value.kind === 'name', 'an rrset lookup is by name');
     const c = nameCondition(q.value.match, 'rrname_rev', 'rrname');
     where.push(c.where);
     if (q.bailiwick !== undefined) where.push(`bailiwick = ${sqlString(q.bailiwick)}`);
@@ -110,7 +133,7 @@ export function lookupShape(q: LookupQuery, want: number, database: string): Loo
   } else {
     let indexKey: string;
     const v = q.value;
-    if (v.kind === 'raw') return undefined;
+    if (v.kind === 'raw') return rawRdataShape(v.wire, want, db, types, having);
     if (v.kind === 'ip') {
       where.push(`kind = ${RDATA_KIND.IP}`,
         `rdata_key >= ${sqlString(ipKeyOf(v.family, v.low))} AND rdata_key <= ${sqlString(ipKeyOf(v.family, v.high))}`);
