@@ -72,10 +72,17 @@ export function flexSql(q: FlexQuery, fence: TimeFence, want: number, database: 
   if (q.exclude !== undefined) where.push(`NOT ${matchSql(q.method, q.exclude, value) ?? '1'}`);
   const types = typeFilterSql(q.typeFilter);
   if (types !== undefined) where.push(types);
+  const filter = where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '';
   // Times are judged per entry after aggregating every row of it, as the fence is stated.
   const having = fenceSql(fence, firstTimeSql('minMerge(first)'), 'maxMerge(last)');
+  if (names && having === undefined) {
+    // No fence, no times to merge: one aggregation by name instead of two. Match-all over 500 k names
+    // (bench/clickhouse.ts's database, curl, 3 runs on 2 shared cores): 0.4-0.6 s against 0.6-1.1 s.
+    return `SELECT groupUniqArray(rrtype), rrname FROM ${table}${filter} GROUP BY rrname ORDER BY rrname LIMIT ${sqlUInt(want)} ` +
+      'FORMAT TabSeparated';
+  }
   const wire = names ? '' : ', any(rdata_wire) AS wire';
-  const inner = `SELECT ${value}, rrtype${wire} FROM ${table}${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''} ` +
+  const inner = `SELECT ${value}, rrtype${wire} FROM ${table}${filter} ` +
     `GROUP BY ${value}, rrtype${having !== undefined ? ` HAVING ${having}` : ''}`;
   const columns = names ? 'groupArray(rrtype)' : 'groupArray(rrtype), groupArray(hex(wire))';
   return `SELECT ${columns}, ${value} FROM (${inner}) GROUP BY ${value} ORDER BY ${value} LIMIT ${sqlUInt(want)} FORMAT TabSeparated`;
