@@ -23,7 +23,7 @@ import { differentialData, flexPaths, lookupPaths } from '../fixtures/differenti
 import { FLEX_FIXTURE } from '../fixtures/flex-dataset.js';
 import { CLICKHOUSE_SKIP_REASON, HAVE_CLICKHOUSE, startClickHouse, type ClickHouseServer } from '../helpers/clickhouse-server.js';
 import {
-  addKey, begin, body, cli, get, HAVE_REAL, REAL, REAL_SKIP_REASON, removeDir, startServer, tempDir, type Server,
+  addKey, begin, body, cli, get, HAVE_REAL, REAL, REAL_SKIP_REASON, removeDir, startServer, streamGet, tempDir, type Server,
 } from '../helpers/rrscan.js';
 
 if (!HAVE_CLICKHOUSE) console.warn(CLICKHOUSE_SKIP_REASON);
@@ -167,6 +167,41 @@ describe.skipIf(!HAVE_CLICKHOUSE)('the ClickHouse tier answers as the local shar
     expect(errorCode(failed)).toBe(TIMEOUT_CODE);
     client.close();
   }, 30_000);
+
+  it('a client that hangs up stops its ClickHouse query (KILL QUERY), long before the query would end', async () => {
+    // 1 M names made by ClickHouse itself, in a database of their own, so a fenced search takes seconds.
+    const client = new ClickHouse(ch.url);
+    ok(['clickhouse', 'init', '--url', ch.url, '--database', 'slow']);
+    await client.exec("INSERT INTO slow.flex_names_in SELECT concat(toString(number), '.slow.test.'), 1, 1500000000, 1600000000 " +
+      'FROM system.numbers LIMIT 1000000');
+    const big = addKey(dir, ['--unlimited', '--results-max', '1000000']);
+    const slow = await startServer(dir, ['--clickhouse-url', ch.url, '--clickhouse-database', 'slow']);
+    const search = `/pdns/v2/regex/rrnames/${encodeURIComponent('[0-9]{2}[0-5]')}?limit=1000000&time_last_after=1550000000`;
+    const running = async () => Number(await client.exec(
+      "SELECT count() FROM system.processes WHERE query LIKE '%`slow`.flex_names%' AND query NOT LIKE '%system.processes%'"));
+    try {
+      const t0 = performance.now();
+      const whole = await get(slow, search, { 'X-API-Key': big });
+      const wholeMs = performance.now() - t0;
+      // Keep-alives ({}) while ClickHouse works, then the results.
+      expect(whole.body).toMatch(/^\{"cond":"begin"\}\n(\{\}\n)*\{"obj".*\{"cond":"(succeeded|limited)"[^\n]*\}\n$/s);
+      expect(wholeMs).toBeGreaterThan(1_000);
+
+      const reply = streamGet(slow, search, { 'X-API-Key': big });
+      for (let i = 0; i < 100 && (await running()) === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(await running()).toBe(1);
+      const hungUp = reply.abort();
+      await reply.done.catch(() => undefined); // hung up before any byte came: the reply rejects
+      for (let i = 0; i < 200 && (await running()) !== 0; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(await running()).toBe(0);
+      const stoppedMs = performance.now() - hungUp;
+      console.log(`whole answer ${wholeMs.toFixed(0)} ms; query gone ${stoppedMs.toFixed(0)} ms after the hang-up`);
+      expect(stoppedMs).toBeLessThan(wholeMs / 2);
+    } finally {
+      await slow.close();
+      client.close();
+    }
+  }, 60_000);
 
   it('ClickHouse gone: an in-stream failed, never a partial or empty success', async () => {
     await ch.close();
