@@ -168,18 +168,34 @@ describe.skipIf(!HAVE_CLICKHOUSE)('the ClickHouse tier answers as the local shar
     client.close();
   }, 30_000);
 
-  it('a client that hangs up stops its ClickHouse query (KILL QUERY), long before the query would end', async () => {
+  describe('on a search that takes seconds', () => {
     // 1 M names made by ClickHouse itself, in a database of their own, so a fenced search takes seconds.
-    const client = new ClickHouse(ch.url);
-    ok(['clickhouse', 'init', '--url', ch.url, '--database', 'slow']);
-    await client.exec("INSERT INTO slow.flex_names_in SELECT concat(toString(number), '.slow.test.'), 1, 1500000000, 1600000000 " +
-      'FROM system.numbers LIMIT 1000000');
-    const big = addKey(dir, ['--unlimited', '--results-max', '1000000']);
-    const slow = await startServer(dir, ['--clickhouse-url', ch.url, '--clickhouse-database', 'slow']);
+    let client: ClickHouse;
+    let slow: Server;
+    let big: string;
     const search = `/pdns/v2/regex/rrnames/${encodeURIComponent('[0-9]{2}[0-5]')}?limit=1000000&time_last_after=1550000000`;
     const running = async () => Number(await client.exec(
       "SELECT count() FROM system.processes WHERE query LIKE '%`slow`.flex_names%' AND query NOT LIKE '%system.processes%'"));
-    try {
+    const whileRunning = async () => {
+      for (let i = 0; i < 200 && (await running()) === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(await running()).toBe(1);
+    };
+
+    beforeAll(async () => {
+      client = new ClickHouse(ch.url);
+      ok(['clickhouse', 'init', '--url', ch.url, '--database', 'slow']);
+      await client.exec("INSERT INTO slow.flex_names_in SELECT concat(toString(number), '.slow.test.'), 1, 1500000000, 1600000000 " +
+        'FROM system.numbers LIMIT 1000000');
+      big = addKey(dir, ['--unlimited', '--results-max', '1000000']);
+      slow = await startServer(dir, ['--clickhouse-url', ch.url, '--clickhouse-database', 'slow']);
+    }, 60_000);
+
+    afterAll(async () => {
+      await slow?.close();
+      client?.close();
+    });
+
+    it('a client that hangs up stops its ClickHouse query (KILL QUERY), long before the query would end', async () => {
       const t0 = performance.now();
       const whole = await get(slow, search, { 'X-API-Key': big });
       const wholeMs = performance.now() - t0;
@@ -188,8 +204,7 @@ describe.skipIf(!HAVE_CLICKHOUSE)('the ClickHouse tier answers as the local shar
       expect(wholeMs).toBeGreaterThan(1_000);
 
       const reply = streamGet(slow, search, { 'X-API-Key': big });
-      for (let i = 0; i < 100 && (await running()) === 0; i++) await new Promise((r) => setTimeout(r, 10));
-      expect(await running()).toBe(1);
+      await whileRunning();
       const hungUp = reply.abort();
       await reply.done.catch(() => undefined); // hung up before any byte came: the reply rejects
       for (let i = 0; i < 200 && (await running()) !== 0; i++) await new Promise((r) => setTimeout(r, 10));
@@ -197,11 +212,17 @@ describe.skipIf(!HAVE_CLICKHOUSE)('the ClickHouse tier answers as the local shar
       const stoppedMs = performance.now() - hungUp;
       console.log(`whole answer ${wholeMs.toFixed(0)} ms; query gone ${stoppedMs.toFixed(0)} ms after the hang-up`);
       expect(stoppedMs).toBeLessThan(wholeMs / 2);
-    } finally {
-      await slow.close();
-      client.close();
-    }
-  }, 60_000);
+    }, 60_000);
+
+    it('a query ClickHouse stops (killed by someone else) ends the answer failed, never as a shorter success', async () => {
+      const reply = get(slow, search, { 'X-API-Key': big });
+      await whileRunning();
+      await client.exec("KILL QUERY WHERE query LIKE '%`slow`.flex_names%' AND query NOT LIKE '%system.processes%' SYNC");
+      const r = await reply;
+      expect(r.status).toBe(200);
+      expect(r.body).toMatch(/^\{"cond":"begin"\}\n(\{\}\n)*\{"cond":"failed","msg":"Internal error"\}\n$/);
+    }, 60_000);
+  });
 
   it('ClickHouse gone: an in-stream failed, never a partial or empty success', async () => {
     await ch.close();

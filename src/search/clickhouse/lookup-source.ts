@@ -74,9 +74,17 @@ export class SelectLookupSource implements LookupSource {
       this.rows.splice(0, this.at);
       this.at = 0;
     }
-    for (const line of lines) {
-      const r = JSON.parse(line) as Row;
-      if (this.keeps(r)) this.rows.push(r);
+    try {
+      for (const line of lines) {
+        const r = JSON.parse(line) as Row;
+        if (typeof r.owner !== 'string' || typeof r.rrtype !== 'number') throw new Error(`not a row: ${line.slice(0, 200)}`);
+        if (this.keeps(r)) this.rows.push(r);
+      }
+    } catch (err) {
+      // An error ClickHouse wrote into the middle of a row, or a bug: never a partial answer.
+      this.close();
+      this.events.fail(STREAM_MESSAGES.INTERNAL, err);
+      return false;
     }
     this.events.ready();
     return this.rows.length < LIMITS.clickhouseLookupRowsBuffered;

@@ -18,6 +18,9 @@ import { END, HAS, WAIT, type FlexSource, type SourceEvents, type SourceState } 
 import { batchTypes, BatchBuilder, valueLines } from '../local/flex-batch.js';
 import type { FlexBatch } from '../local/scan-protocol.js';
 
+/** How every row of flex-sql.ts begins: its array of rrtypes. */
+const ROW_START = /^\[(\d+(,\d+)*)?\]\t/;
+
 export class SelectFlexSource implements FlexSource {
   private readonly batches: FlexBatch[] = [];
   private readonly builder = new BatchBuilder();
@@ -54,9 +57,24 @@ export class SelectFlexSource implements FlexSource {
   /** Takes a chunk of rows into batches; false asks the client to pause the answer. */
   private onLines(lines: string[]): boolean {
     if (this.closed) return false;
+    try {
+      this.addRows(lines);
+    } catch (err) {
+      // A row of another shape: an error ClickHouse wrote into the middle of a row, or a bug. Never a partial answer.
+      this.close();
+      this.events.fail(STREAM_MESSAGES.INTERNAL, err);
+      return false;
+    }
+    this.events.ready();
+    return this.batches.length < LIMITS.clickhouseBatchesBuffered;
+  }
+
+  private addRows(lines: string[]): void {
     const b = this.builder;
+    const columns = this.target === 'rrnames' ? 2 : 3;
     for (const line of lines) {
       const f = line.split('\t');
+      if (f.length !== columns || !ROW_START.test(line)) throw new Error(`not a row of this search: ${line.slice(0, 200)}`);
       const types = tsvNumbers(f[0]!);
       const value = tsvField(f[f.length - 1]!);
       const hexes = this.target === 'rdata' ? tsvPlainStrings(f[1]!) : undefined;
@@ -71,8 +89,6 @@ export class SelectFlexSource implements FlexSource {
       if (b.values >= LIMITS.batchItemsMax || b.bytes >= LIMITS.writeChunkBytes) this.batches.push(b.take());
     }
     if (b.values > 0) this.batches.push(b.take());
-    this.events.ready();
-    return this.batches.length < LIMITS.clickhouseBatchesBuffered;
   }
 
   state(): SourceState {
