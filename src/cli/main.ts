@@ -181,7 +181,8 @@ export function buildProgram(): Command {
     .description('create the database and tables rrscan uses (idempotent: what exists is left as it is)')
     .requiredOption('--url <url>', 'ClickHouse HTTP interface, http://HOST:8123')
     .option('--database <name>', 'database to create the tables in', CLICKHOUSE_DATABASE_DEFAULT)
-    .option('--cluster <name>', 'run every statement ON CLUSTER NAME (a cluster from the servers\' remote_servers)')
+    .option('--cluster <name>', 'this server is a shard of cluster NAME (from its remote_servers): also create ' +
+      'Distributed tables over it, through which ingest writes and serve reads; run init on every shard')
     .action(async (o: { url: string; database: string; cluster?: string }) => {
       const ch = new ClickHouse(o.url);
       try {

@@ -112,9 +112,13 @@ export class ClickHouse {
     });
   }
 
-  /** INSERT INTO `table` FORMAT RowBinary with `rows` as the body: one part, however many rows. */
-  async insertRowBinary(table: string, rows: Buffer): Promise<void> {
-    await this.exec(`INSERT INTO ${table} FORMAT RowBinary`, rows);
+  /**
+   * INSERT INTO `table` FORMAT RowBinary with `rows` as the body: one part,
+   * however many rows. `waitForShards`: a Distributed table's INSERT returns
+   * once every shard has its rows, not when they are queued to be sent.
+   */
+  async insertRowBinary(table: string, rows: Buffer, waitForShards = false): Promise<void> {
+    await this.exec(`INSERT INTO ${table} FORMAT RowBinary`, rows, waitForShards ? { insert_distributed_sync: '1' } : {});
   }
 
   /** The server's version, e.g. "18.16.1". */

@@ -14,7 +14,8 @@
 // minNonZero in SQL, mapped back to 0 by firstTimeSql().
 
 import type { ClickHouse } from './client.js';
-import { sqlIdentifier } from './literal.js';
+import { ClickHouseError } from '../errors/catalogue.js';
+import { sqlIdentifier, sqlString } from './literal.js';
 
 /** Stands for "no first time" inside min() states: larger than every real epoch second. */
 export const NONE_TIME = 4294967295;
@@ -27,8 +28,48 @@ export function firstTimeSql(merged: string): string {
 /** Where the tables live. */
 export interface SchemaTarget {
   database: string;
-  /** ON CLUSTER for every statement, so each node of the cluster gets the tables. */
+  /**
+   * The node is one shard of this cluster (its servers' remote_servers):
+   * beside its own tables it gets a Distributed table over the cluster for
+   * each (`<table>_all`), through which ingest writes and searches read.
+   * Run init on every node. (ON CLUSTER would need ZooKeeper on 18.16.)
+   */
   cluster?: string;
+}
+
+/** Fully qualified names of the tables a search reads, or an ingest writes. */
+export interface Tables {
+  rrsets: string;
+  flex_names: string;
+  flex_rdata: string;
+  rdata_index: string;
+  inputs: Record<InputTable, string>;
+  /** Through Distributed tables: INSERTs wait for every shard (insert_distributed_sync). */
+  distributed: boolean;
+}
+
+const DISTRIBUTED_SUFFIX = '_all';
+
+/**
+ * The tables of `database` as `init` made them: the Distributed ones when
+ * init ran with --cluster, else the node's own. Fails, naming the fix, when
+ * there are none.
+ */
+export async function findTables(ch: ClickHouse, database: string): Promise<Tables> {
+  const db = sqlIdentifier(database);
+  const names = (await ch.exec(`SELECT name FROM system.tables WHERE database = ${sqlString(database)} FORMAT TabSeparated`))
+    .split('\n');
+  if (!names.includes('rrsets')) {
+    throw new ClickHouseError(`${ch.url}: no rrscan tables in database ${database} (run \`rrscan clickhouse init\` first)`);
+  }
+  const distributed = names.includes(`rrsets${DISTRIBUTED_SUFFIX}`);
+  const t = (name: string) => `${db}.${name}${distributed ? DISTRIBUTED_SUFFIX : ''}`;
+  return {
+    rrsets: t('rrsets'), flex_names: t('flex_names'), flex_rdata: t('flex_rdata'), rdata_index: t('rdata_index'),
+    inputs: { rrsets_in: t('rrsets_in'), flex_names_in: t('flex_names_in'), flex_rdata_in: t('flex_rdata_in'),
+      rdata_index_in: t('rdata_index_in') },
+    distributed,
+  };
 }
 
 /** The input table names and their columns in RowBinary order (ingest writes them in exactly this order). */
@@ -68,6 +109,8 @@ interface Aggregate {
   columns: string[];
   states: string[];
   orderBy: string;
+  /** Which shard of a cluster a row goes to: equal keys to one shard, so merges fold them there. */
+  shardBy: string;
   /** The view's SELECT list after the key columns. */
   select: string;
   groupBy: string;
@@ -78,6 +121,7 @@ const AGGREGATES: Aggregate[] = [
     table: 'rrsets', input: 'rrsets_in',
     columns: ['rrname_rev String', 'rrname String', 'rrtype UInt16', 'bailiwick String', 'rdata Array(String)', 'rdata_wire Array(String)'],
     states: SIGHTING_STATES,
+    shardBy: 'cityHash64(rrname_rev)',
     orderBy: 'rrname_rev, rrtype, bailiwick, rdata_wire',
     select: `rrname_rev, any(rrname) AS rrname, rrtype, bailiwick, any(rdata) AS rdata, rdata_wire, ${SIGHTING_SELECT}`,
     groupBy: 'rrname_rev, rrtype, bailiwick, rdata_wire',
@@ -86,6 +130,7 @@ const AGGREGATES: Aggregate[] = [
     table: 'flex_names', input: 'flex_names_in',
     columns: ['rrname String', 'rrtype UInt16'],
     states: ['first AggregateFunction(min, UInt32)', 'last AggregateFunction(max, UInt32)'],
+    shardBy: 'cityHash64(rrname)',
     orderBy: 'rrname, rrtype',
     select: `rrname, rrtype, ${firstState('first')} AS first, maxState(last) AS last`,
     groupBy: 'rrname, rrtype',
@@ -94,6 +139,7 @@ const AGGREGATES: Aggregate[] = [
     table: 'flex_rdata', input: 'flex_rdata_in',
     columns: ['rdata String', 'rrtype UInt16', 'rdata_wire String'],
     states: ['first AggregateFunction(min, UInt32)', 'last AggregateFunction(max, UInt32)'],
+    shardBy: 'cityHash64(rdata)',
     orderBy: 'rdata, rrtype, rdata_wire',
     select: `rdata, rrtype, rdata_wire, ${firstState('first')} AS first, maxState(last) AS last`,
     groupBy: 'rdata, rrtype, rdata_wire',
@@ -103,6 +149,7 @@ const AGGREGATES: Aggregate[] = [
     columns: ['kind UInt8', 'rdata_key String', 'rrtype UInt16', 'rrname_rev String', 'rrname String', 'rdata_name String',
       'rdata String', 'rdata_wire String'],
     states: SIGHTING_STATES,
+    shardBy: 'cityHash64(rdata_key)',
     orderBy: 'kind, rdata_key, rrtype, rrname_rev, rdata_wire',
     select: `kind, rdata_key, rrtype, rrname_rev, any(rrname) AS rrname, any(rdata_name) AS rdata_name, any(rdata) AS rdata, ` +
       `rdata_wire, ${SIGHTING_SELECT}`,
@@ -113,15 +160,20 @@ const AGGREGATES: Aggregate[] = [
 /** The statements of `rrscan clickhouse init`, in the order they must run. */
 export function schemaStatements(t: SchemaTarget): string[] {
   const db = sqlIdentifier(t.database);
-  const on = t.cluster !== undefined ? ` ON CLUSTER ${sqlIdentifier(t.cluster)}` : '';
-  const out = [`CREATE DATABASE IF NOT EXISTS ${db}${on}`];
+  const out = [`CREATE DATABASE IF NOT EXISTS ${db}`];
   for (const a of AGGREGATES) {
     const inputCols = INPUT_COLUMNS[a.input].map(([n, type]) => `${n} ${type}`).join(', ');
-    out.push(`CREATE TABLE IF NOT EXISTS ${db}.${a.input}${on} (${inputCols}) ENGINE = Null`);
-    out.push(`CREATE TABLE IF NOT EXISTS ${db}.${a.table}${on} (${[...a.columns, ...a.states].join(', ')}) ` +
+    out.push(`CREATE TABLE IF NOT EXISTS ${db}.${a.input} (${inputCols}) ENGINE = Null`);
+    out.push(`CREATE TABLE IF NOT EXISTS ${db}.${a.table} (${[...a.columns, ...a.states].join(', ')}) ` +
       `ENGINE = AggregatingMergeTree() ORDER BY (${a.orderBy})`);
-    out.push(`CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.${a.table}_mv${on} TO ${db}.${a.table} ` +
+    out.push(`CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.${a.table}_mv TO ${db}.${a.table} ` +
       `AS SELECT ${a.select} FROM ${db}.${a.input} GROUP BY ${a.groupBy}`);
+    if (t.cluster === undefined) continue;
+    const cluster = sqlIdentifier(t.cluster);
+    for (const table of [a.input, a.table]) {
+      out.push(`CREATE TABLE IF NOT EXISTS ${db}.${table}${DISTRIBUTED_SUFFIX} AS ${db}.${table} ` +
+        `ENGINE = Distributed(${cluster}, ${db}, ${table}, ${a.shardBy})`);
+    }
   }
   return out;
 }

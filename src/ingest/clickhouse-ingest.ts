@@ -1,6 +1,7 @@
 // An ingest run into ClickHouse: the same parsers as a run into shards
 // (run.ts's sourceFor), each observation turned into rows of the four input
-// tables (clickhouse/schema.ts), sent as RowBinary in large INSERTs, at most
+// tables (clickhouse/schema.ts; their Distributed tables when init made
+// them for a cluster), sent as RowBinary in large INSERTs, at most
 // LIMITS.clickhouseInsertRowsMax observations or clickhouseInsertBytesMax
 // bytes each, one INSERT per table in flight at a time: parsing waits for
 // ClickHouse, so memory stays bounded by one batch.
@@ -14,9 +15,8 @@
 import { stat } from 'node:fs/promises';
 import { LIMITS } from '../config/limits.js';
 import { ClickHouse } from '../clickhouse/client.js';
-import { sqlIdentifier } from '../clickhouse/literal.js';
 import { RowBinaryWriter } from '../clickhouse/row-binary.js';
-import { RDATA_KIND, type InputTable } from '../clickhouse/schema.js';
+import { findTables, RDATA_KIND, type InputTable, type Tables } from '../clickhouse/schema.js';
 import { reverseName } from '../dns/name.js';
 import { rdataTargetName } from '../dns/rdata-names.js';
 import { isFlexRdataType, RR } from '../dns/rrtype.js';
@@ -88,11 +88,10 @@ export class ObservationRows {
   }
 
   /** Sends the rows so far, one INSERT per table that has any. */
-  async flush(ch: ClickHouse, database: string): Promise<void> {
-    const db = sqlIdentifier(database);
+  async flush(ch: ClickHouse, tables: Tables): Promise<void> {
     for (const t of TABLES) {
       const w = this.writers[t];
-      if (w.rows > 0) await ch.insertRowBinary(`${db}.${t}`, w.take());
+      if (w.rows > 0) await ch.insertRowBinary(tables.inputs[t], w.take(), tables.distributed);
     }
     this.observations = 0;
   }
@@ -108,6 +107,7 @@ export async function ingestFilesToClickHouse(files: readonly string[], opts: Cl
   let observations = 0;
   const rows = new ObservationRows();
   try {
+    const tables = await findTables(ch, opts.database);
     for (let i = 0; i < files.length; i++) {
       const file = files[i]!;
       const format = opts.format === 'auto' ? await detectFormat(file) : opts.format;
@@ -124,12 +124,12 @@ export async function ingestFilesToClickHouse(files: readonly string[], opts: Cl
       for await (const o of sourceFor(format, file, ctx, { ...opts, dataDir: '' })) {
         rows.add(o);
         observations++;
-        if (rows.full) await rows.flush(ch, opts.database);
+        if (rows.full) await rows.flush(ch, tables);
       }
       doneBytes += sizes[i]!;
       opts.onProgress?.(doneBytes, totalBytes);
     }
-    await rows.flush(ch, opts.database);
+    await rows.flush(ch, tables);
   } finally {
     ch.close();
   }

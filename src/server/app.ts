@@ -241,7 +241,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const searchTimeoutMs = opts.searchTimeoutMs ?? LIMITS.searchTimeoutMs;
   const backend: SearchBackend = opts.clickhouse !== undefined
     // ClickHouse stops a query a second after the answer has timed out, should the hang-up's KILL QUERY be lost.
-    ? new ClickHouseBackend({ ...opts.clickhouse, querySeconds: Math.ceil(searchTimeoutMs / 1000) + 1 })
+    ? await ClickHouseBackend.open({ ...opts.clickhouse, querySeconds: Math.ceil(searchTimeoutMs / 1000) + 1 })
     : new LocalBackend({
       dataDir: opts.dataDir,
       log: (msg, extra) => log.info(extra ?? {}, msg),

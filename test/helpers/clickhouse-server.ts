@@ -71,9 +71,16 @@ async function pings(url: string): Promise<boolean> {
   }
 }
 
-function configXml(dir: string, http: number, tcp: number, interserver: number): string {
+/** remote_servers for a cluster of one-replica shards on loopback, at these native (TCP) ports. */
+function remoteServers(cluster: string, tcpPorts: readonly number[]): string {
+  const shards = tcpPorts.map((p) => `<shard><replica><host>127.0.0.1</host><port>${p}</port></replica></shard>`).join('');
+  return `<remote_servers><${cluster}>${shards}</${cluster}></remote_servers>`;
+}
+
+function configXml(dir: string, http: number, tcp: number, interserver: number, extra = ''): string {
   return `<?xml version="1.0"?>
 <yandex>
+  ${extra}
   <logger><level>warning</level><log>${dir}/server.log</log><errorlog>${dir}/error.log</errorlog><console>0</console></logger>
   <listen_host>127.0.0.1</listen_host>
   <http_port>${http}</http_port>
@@ -103,11 +110,20 @@ const USERS_XML = `<?xml version="1.0"?>
 </yandex>
 `;
 
-export async function startClickHouse(): Promise<ClickHouseServer> {
+interface Ports {
+  http: number;
+  tcp: number;
+  interserver: number;
+}
+
+const freePorts = async (): Promise<Ports> => ({ http: await freePort(), tcp: await freePort(), interserver: await freePort() });
+
+/** One private server; `extra` is more of config.xml (remote_servers for a cluster). */
+export async function startClickHouse(ports?: Ports, extra = ''): Promise<ClickHouseServer> {
   if (CLICKHOUSE_SERVER === undefined) throw new Error(CLICKHOUSE_SKIP_REASON);
   const dir = mkdtempSync(path.join(os.tmpdir(), 'rrscan-clickhouse-'));
-  const [httpPort, tcp, interserver] = [await freePort(), await freePort(), await freePort()];
-  writeFileSync(path.join(dir, 'config.xml'), configXml(dir, httpPort, tcp, interserver));
+  const { http: httpPort, tcp, interserver } = ports ?? await freePorts();
+  writeFileSync(path.join(dir, 'config.xml'), configXml(dir, httpPort, tcp, interserver, extra));
   writeFileSync(path.join(dir, 'users.xml'), USERS_XML);
   const url = `http://127.0.0.1:${httpPort}`;
   let out = '';
@@ -152,4 +168,15 @@ export async function startClickHouse(): Promise<ClickHouseServer> {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * `shards` private servers that each know cluster `name`: one one-replica
+ * shard per server, so a Distributed table on any of them spans them all.
+ */
+export async function startClickHouseCluster(name: string, shards: number): Promise<ClickHouseServer[]> {
+  const ports: Ports[] = [];
+  for (let i = 0; i < shards; i++) ports.push(await freePorts());
+  const extra = remoteServers(name, ports.map((p) => p.tcp));
+  return Promise.all(ports.map((p) => startClickHouse(p, extra)));
 }

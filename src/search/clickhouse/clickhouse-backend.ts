@@ -8,6 +8,7 @@
 // local tier does once its shards are compacted into one.
 
 import { ClickHouse } from '../../clickhouse/client.js';
+import { findTables, type Tables } from '../../clickhouse/schema.js';
 import { LIMITS } from '../../config/limits.js';
 import { ApiError, STREAM_MESSAGES } from '../../errors/catalogue.js';
 import type { FlexQuery } from '../../query/flex-query.js';
@@ -29,13 +30,23 @@ export interface ClickHouseBackendOptions {
 
 
 export class ClickHouseBackend implements SearchBackend {
-  private readonly ch: ClickHouse;
   private inFlight = 0;
   private readonly querySeconds: number;
 
-  constructor(private readonly opts: ClickHouseBackendOptions) {
-    this.ch = new ClickHouse(opts.url);
+  private constructor(private readonly opts: ClickHouseBackendOptions, private readonly ch: ClickHouse,
+    private readonly tables: Tables) {
     this.querySeconds = opts.querySeconds ?? LIMITS.clickhouseQuerySecondsMax;
+  }
+
+  /** Connects and finds the tables (a cluster's Distributed ones when init made them); fails when there are none. */
+  static async open(opts: ClickHouseBackendOptions): Promise<ClickHouseBackend> {
+    const ch = new ClickHouse(opts.url);
+    try {
+      return new ClickHouseBackend(opts, ch, await findTables(ch, opts.database));
+    } catch (err) {
+      ch.close();
+      throw err;
+    }
   }
 
   /** Counts a query in flight until the returned function is called (once; later calls do nothing). */
@@ -58,7 +69,7 @@ export class ClickHouseBackend implements SearchBackend {
         const source = new SelectFlexSource(q.target, events);
         let sql: string;
         try {
-          sql = flexSql(q, eff.fence, eff.offset + eff.limit + 1, this.opts.database);
+          sql = flexSql(q, eff.fence, eff.offset + eff.limit + 1, this.tables);
         } catch (err) {
           // A pattern whose compiled form is over the literal bound (literal.ts).
           release();
@@ -84,7 +95,7 @@ export class ClickHouseBackend implements SearchBackend {
       open: (events) => {
         let shape: LookupShape;
         try {
-          shape = lookupShape(q, eff.offset + eff.limit + 1, this.opts.database);
+          shape = lookupShape(q, eff.offset + eff.limit + 1, this.tables);
         } catch (err) {
           release();
           events.fail(STREAM_MESSAGES.INTERNAL, err);
@@ -105,7 +116,10 @@ export class ClickHouseBackend implements SearchBackend {
   }
 
   describe(): Record<string, unknown> {
-    return { backend: 'clickhouse', url: this.opts.url, database: this.opts.database, querySeconds: this.querySeconds };
+    return {
+      backend: 'clickhouse', url: this.opts.url, database: this.opts.database, distributed: this.tables.distributed,
+      querySeconds: this.querySeconds,
+    };
   }
 
   close(): Promise<void> {

@@ -19,8 +19,8 @@
 // in the same order), then the value; arrays first, so a row never begins
 // with the "Code: " of a mid-stream error.
 
-import { firstTimeSql } from '../../clickhouse/schema.js';
-import { sqlIdentifier, sqlString, sqlUInt, sqlUIntList } from '../../clickhouse/literal.js';
+import { firstTimeSql, type Tables } from '../../clickhouse/schema.js';
+import { sqlString, sqlUInt, sqlUIntList } from '../../clickhouse/literal.js';
 import { isDnssecType, RRTYPE_MAX } from '../../dns/rrtype.js';
 import type { TimeFence, TypeFilter } from '../../model/filters.js';
 import type { FlexQuery } from '../../query/flex-query.js';
@@ -62,10 +62,10 @@ function matchSql(method: FlexQuery['method'], pattern: string, column: string):
 }
 
 /** The SELECT of a flexible search; `q`'s patterns must compile (the plan checked). */
-export function flexSql(q: FlexQuery, fence: TimeFence, want: number, database: string): string {
+export function flexSql(q: FlexQuery, fence: TimeFence, want: number, tables: Tables): string {
   const names = q.target === 'rrnames';
   const value = names ? 'rrname' : 'rdata';
-  const table = `${sqlIdentifier(database)}.${names ? 'flex_names' : 'flex_rdata'}`;
+  const table = names ? tables.flex_names : tables.flex_rdata;
   const where: string[] = [];
   const main = matchSql(q.method, q.pattern, value);
   if (main !== undefined) where.push(main);

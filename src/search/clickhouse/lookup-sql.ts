@@ -19,8 +19,8 @@
 // row beginning `{` is never mistaken for a mid-stream "Code: " error.
 
 import assert from 'node:assert/strict';
-import { firstTimeSql, RDATA_KIND } from '../../clickhouse/schema.js';
-import { sqlIdentifier, sqlString, sqlUInt } from '../../clickhouse/literal.js';
+import { firstTimeSql, RDATA_KIND, type Tables } from '../../clickhouse/schema.js';
+import { sqlString, sqlUInt } from '../../clickhouse/literal.js';
 import { reverseName } from '../../dns/name.js';
 import type { NameMatch } from '../../model/name-match.js';
 import type { LookupQuery } from '../../query/lookup-query.js';
@@ -91,7 +91,7 @@ function ipKeyOf(family: 4 | 6, bytes: Uint8Array): Uint8Array {
  * through an index: rdata_index holds names and addresses only, and this is
  * the rarest lookup; it reads the whole rrsets table.
  */
-function rawRdataShape(wire: Uint8Array, want: number, db: string, types: string | undefined,
+function rawRdataShape(wire: Uint8Array, want: number, rrsets: string, types: string | undefined,
   having: string): LookupShape {
   const where = [`w = ${sqlString(wire)}`, ...(types !== undefined ? [types] : [])];
   // The shards key these rows by the wire form in hex (shard-reader.ts rdataByWire).
@@ -99,7 +99,7 @@ function rawRdataShape(wire: Uint8Array, want: number, db: string, types: string
   // Joined columns under their own names, in a subquery: 18.16 compares a joined key column with the
   // sort key's array type and refuses the statement (Code 169).
   const records = `SELECT rrname, rrname_rev, rrtype, text, count, time_first, time_last, zone_time_first, zone_time_last ` +
-    `FROM ${db}.rrsets ARRAY JOIN rdata AS text, rdata_wire AS w WHERE ${where.join(' AND ')}`;
+    `FROM ${rrsets} ARRAY JOIN rdata AS text, rdata_wire AS w WHERE ${where.join(' AND ')}`;
   const sql = `SELECT any(rrname) AS owner, rrname_rev AS owner_rev, rrtype, text AS rdata, ${ik} AS ik, ${SIGHTINGS} ` +
     `FROM (${records}) GROUP BY rrname_rev, rrtype, text${having} ` +
     `ORDER BY rrtype, rdata, owner_rev LIMIT ${sqlUInt(want)} FORMAT JSONEachRow`;
@@ -107,8 +107,7 @@ function rawRdataShape(wire: Uint8Array, want: number, db: string, types: string
 }
 
 /** The SELECT of a standard search. */
-export function lookupShape(q: LookupQuery, want: number, database: string): LookupShape {
-  const db = sqlIdentifier(database);
+export function lookupShape(q: LookupQuery, want: number, tables: Tables): LookupShape {
   const types = typeFilterSql(q.typeFilter);
   const fence = fenceSql(q.fence, FIRST_SEEN, LAST_SEEN);
   const having = fence !== undefined ? ` HAVING ${fence}` : '';
@@ -128,12 +127,12 @@ export function lookupShape(q: LookupQuery, want: number, database: string): Loo
     shape = { target: 'rrset', ...(c.oneLabel ? { oneLabel: c.oneLabel } : {}) };
     select = `any(rrname) AS owner, ${c.order === 'rrname' ? 'owner' : 'rrname_rev'} AS ik, rrtype, bailiwick, ` +
       `any(rdata) AS texts, ${SIGHTINGS}`;
-    from = `${db}.rrsets`;
+    from = tables.rrsets;
     group = 'rrname_rev, rrtype, bailiwick, rdata_wire';
   } else {
     let indexKey: string;
     const v = q.value;
-    if (v.kind === 'raw') return rawRdataShape(v.wire, want, db, types, having);
+    if (v.kind === 'raw') return rawRdataShape(v.wire, want, tables.rrsets, types, having);
     if (v.kind === 'ip') {
       where.push(`kind = ${RDATA_KIND.IP}`,
         `rdata_key >= ${sqlString(ipKeyOf(v.family, v.low))} AND rdata_key <= ${sqlString(ipKeyOf(v.family, v.high))}`);
@@ -150,7 +149,7 @@ export function lookupShape(q: LookupQuery, want: number, database: string): Loo
     }
     select = `any(rrname) AS owner, any(rrname_rev) AS owner_rev, rrtype, rdata, any(rdata_name) AS target, ${indexKey} AS ik, ` +
       SIGHTINGS;
-    from = `${db}.rdata_index`;
+    from = tables.rdata_index;
     group = 'rdata_key, rrtype, rdata, rrname_rev';
     // Grouped by rrname_rev, so any(rrname_rev) is it; ordering by the alias keeps the ORDER BY on the SELECT list.
   }
