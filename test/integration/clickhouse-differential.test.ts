@@ -29,6 +29,16 @@ import {
 if (!HAVE_CLICKHOUSE) console.warn(CLICKHOUSE_SKIP_REASON);
 if (!HAVE_REAL) console.warn(`clickhouse-differential: ${REAL_SKIP_REASON}; generated data only`);
 
+const REAL_FILES = ['zones/root.zone.2024101100', 'zones/arpa.zone.2024101100', 'json/dnsdb-v2-doc-examples.ndjson',
+  'pcap/compactor-dns-20160629.pcap', 'pcap/dnscap-dns-20161020.pcap', 'dnstap/bind9-dnstap.saved.fstrm'];
+/** Searches whose answers come from the real data. */
+const REAL_PATHS = ['regex/rrnames/nic', 'regex/rrnames/%5Ea%5C.', 'glob/rrnames/*.arpa.', 'regex/rdata/gtld', 'glob/rdata/*.net./NS',
+  'regex/rrnames/.?limit=100&offset=50', 'regex/rdata/.?limit=200', 'regex/rrnames/%5Cd/A', 'regex/rrnames/.?exclude=com',
+  'lookup/rrset/name/com', 'lookup/rrset/name/*.arpa', 'lookup/rrset/name/+.root-servers.net', 'lookup/rrset/name/a.nic.*?limit=50',
+  'lookup/rrset/name/in-addr.arpa/NS/arpa', 'lookup/rdata/name/a.gtld-servers.net', 'lookup/rdata/name/*.nic.de',
+  'lookup/rdata/name/ns1.*', 'lookup/rdata/ip/192.5.6.30', 'lookup/rdata/ip/192.0.0.0,8?limit=50', 'lookup/rdata/ip/2001:500::,24',
+  'lookup/rdata/raw/C005061E', 'summarize/rrset/name/*.de', 'summarize/rdata/ip/192.0.0.0,8?max_count=5',
+  'lookup/rrset/name/*.?limit=300&time_first_after=1500000000', 'lookup/rrset/name/*.?humantime=true&limit=20'];
 const SEED = 15;
 const GENERATED_RRSETS = 3_000;
 const QUERIES = 400;
@@ -65,7 +75,8 @@ describe.skipIf(!HAVE_CLICKHOUSE)('the ClickHouse tier answers as the local shar
       writeFileSync(file, objs.map((o) => JSON.stringify(o)).join('\n') + '\n');
       return file;
     });
-    if (HAVE_REAL) files.push(path.join(REAL, 'zones/root.zone.2024101100'), path.join(REAL, 'json/dnsdb-v2-doc-examples.ndjson'));
+    // Real data through every parser: zone files, DNSDB NDJSON, pcap, dnstap.
+    if (HAVE_REAL) files.push(...REAL_FILES.map((f) => path.join(REAL, f)));
     expect(ok(['clickhouse', 'init', '--url', ch.url])).toMatch(/^clickhouse init: database rrscan ready on ClickHouse \d+\.\d+/);
     // One ingest per file: the local side gets a shard each, which its merge combines.
     for (const f of files) ingestBoth(f);
@@ -116,6 +127,13 @@ describe.skipIf(!HAVE_CLICKHOUSE)('the ClickHouse tier answers as the local shar
     const paths = flexPaths(data, QUERIES, SEED);
     expect(await differences(paths)).toEqual([]);
   }, 120_000);
+
+  it.skipIf(!HAVE_REAL)('searches of the real data (root and arpa zones, DNSDB examples, pcap, dnstap) get byte-identical answers',
+    async () => {
+      expect(await differences(REAL_PATHS)).toEqual([]);
+      const bodies = await Promise.all(REAL_PATHS.map(async (p) => (await get(remote, `/pdns/v2/${p}`, H())).body));
+      expect(bodies.filter((b) => b.includes('"obj"')).length).toBeGreaterThan(REAL_PATHS.length - 3);
+    }, 60_000);
 
   it('answers with results, limits and failures among them, not only empty ones', async () => {
     const paths = flexPaths(data, 60, SEED);
