@@ -144,7 +144,9 @@ export class ClickHouse {
       if (err) h.error(err);
       else h.end();
     };
-    const req = this.request({ query_id: queryId, max_execution_time: String(maxSeconds) }, (r) => {
+    // readonly=2: a search may change its own settings and nothing else, whatever its text says
+    // (literal.ts is the first defence; this is the second).
+    const req = this.request({ query_id: queryId, max_execution_time: String(maxSeconds), readonly: '2' }, (r) => {
       res = r;
       r.setTimeout(0);
       r.setEncoding('utf8');

@@ -186,6 +186,16 @@ describe.skipIf(!HAVE_CLICKHOUSE)('the ClickHouse tier answers as the local shar
     client.close();
   }, 30_000);
 
+  it('a search statement runs read-only: whatever its text, it cannot change data or schema', async () => {
+    const client = new ClickHouse(ch.url);
+    const refused = await new Promise<string>((resolve) => {
+      client.select('DROP TABLE rrscan.rrsets', { lines: () => true, end: () => resolve('ran'), error: (e) => resolve(e.message) });
+    });
+    expect(refused).toMatch(/^Code: 164, .*readonly/);
+    expect(Number(await client.exec('SELECT count() FROM rrscan.rrsets'))).toBeGreaterThan(0);
+    client.close();
+  });
+
   describe('on a search that takes seconds', () => {
     // 1 M names made by ClickHouse itself, in a database of their own, so a fenced search takes seconds.
     let client: ClickHouse;
