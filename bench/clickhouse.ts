@@ -30,7 +30,7 @@ const QUERIES: { name: string; path: string }[] = [
   { name: 'flex match-all', path: 'regex/rrnames/.' },
   { name: 'lookup exact', path: 'lookup/rrset/name/' },
   { name: 'lookup left wildcard', path: 'lookup/rrset/name/*.com?limit=1000' },
-  { name: 'lookup right wildcard', path: 'lookup/rrset/name/www.*?limit=1000' },
+  { name: 'lookup right wildcard', path: 'lookup/rrset/name/download.*?limit=1000' },
 ];
 
 function rrscan(args: string[]): { seconds: number; out: string } {
