@@ -21,7 +21,7 @@ export default [
     ignores: ['dist/**', 'node_modules/**', 'native/**', 'src/shard/generated/**', 'bench/out/**'],
   },
   {
-    files: ['src/**/*.ts', 'workers/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts'],
+    files: ['src/**/*.ts', 'workers/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'console/**/*.ts'],
     languageOptions: {
       // Syntax only, no type information: fast, and all that layout rules need.
       parser: tseslint.parser,

@@ -4,7 +4,7 @@
 // Every benchmark prints the command that reproduces it, the versions, the
 // data size, and a baseline measured in the same run (style.md habit 10).
 
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -41,8 +41,9 @@ export interface BenchServer {
   stop(): Promise<void>;
 }
 
-export async function startServer(dataDir: string, extraEnv: Record<string, string> = {}): Promise<BenchServer> {
-  const proc = spawn(process.execPath, [BIN, 'serve', '--data', dataDir, '--port', '0'], {
+/** `rrscan serve` on a free port, with `args` after the data directory. */
+export async function startServer(dataDir: string, extraEnv: Record<string, string> = {}, args: string[] = []): Promise<BenchServer> {
+  const proc = spawn(process.execPath, [BIN, 'serve', '--data', dataDir, '--port', '0', ...args], {
     env: { ...process.env, RRSCAN_LOG_LEVEL: 'warn', ...extraEnv }, stdio: ['ignore', 'pipe', 'inherit'],
   });
   let out = '';
@@ -87,3 +88,34 @@ export function rss(pid: number): number {
 }
 
 export const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
+
+export interface Load {
+  rps: number;
+  p50: number;
+  p99: number;
+}
+
+/** wrk on 2 threads (Debian package `wrk`); undefined when it is not installed. A non-2xx answer fails the run. */
+export function wrk(url: string, headers: Record<string, string>, seconds: number, connections = 100): Load | undefined {
+  const args = ['-t2', `-c${connections}`, `-d${seconds}s`, '--latency'];
+  for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}: ${v}`);
+  const r = spawnSync('wrk', [...args, url], { encoding: 'utf8' });
+  if (r.error) return undefined;
+  const ms = (label: string) => {
+    const m = new RegExp(`^\\s*${label}\\s+([\\d.]+)(us|ms|s)\\s*$`, 'm').exec(r.stdout);
+    if (!m) throw new Error(`wrk output without ${label} latency:\n${r.stdout}${r.stderr}`);
+    return Number(m[1]) * (m[2] === 'us' ? 0.001 : m[2] === 's' ? 1000 : 1);
+  };
+  const rps = /Requests\/sec:\s+([\d.]+)/.exec(r.stdout);
+  const non2xx = /Non-2xx or 3xx responses:\s+(\d+)/.exec(r.stdout);
+  if (!rps) throw new Error(`wrk output without Requests/sec:\n${r.stdout}${r.stderr}`);
+  if (non2xx) throw new Error(`wrk saw ${non2xx[1]} non-2xx responses from ${url}`);
+  return { rps: Number(rps[1]), p50: ms('50%'), p99: ms('99%') };
+}
+
+/** The baseline: a bare uWebSockets.js hello-world (bench/hello-uws.ts) in its own process. */
+export async function bareUws(): Promise<{ port: number; stop: () => void }> {
+  const child = fork(new URL('./hello-uws.js', import.meta.url), [], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+  const port = await new Promise<number>((resolve) => child.once('message', (m) => resolve(Number(m))));
+  return { port, stop: () => child.kill() };
+}

@@ -28,7 +28,7 @@
 // wrk (B, /usr/bin/wrk on Debian) shows more of the server's own limit, but
 // it too shares the two cores with the server.
 
-import { execFile, fork, spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import {
   copyFileSync, existsSync, linkSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync,
 } from 'node:fs';
@@ -40,7 +40,7 @@ import { PACKAGE_ROOT } from '../src/config/paths.js';
 import { LIMITS } from '../src/config/limits.js';
 import { MANIFEST_FILE, readManifest } from '../src/shard/manifest.js';
 import { ensureFlexDataset } from './dataset.js';
-import { BIN, OUT, arg, environment, fmt, percentile, startServer, type BenchServer } from './common.js';
+import { BIN, OUT, arg, bareUws, environment, fmt, percentile, startServer, type BenchServer } from './common.js';
 
 // The slice of autocannon's API this file uses, wider than bench/autocannon.d.ts
 // (whose interfaces are not exported, so they cannot be augmented).
@@ -258,12 +258,6 @@ async function wrk(port: number, key: string, pathsFile: string): Promise<LoadRe
     rps, p50: pct.get(50) ?? NaN, p99: pct.get(99) ?? NaN, non2xx, errors,
     mibPerSec: transfer ? (Number(transfer[1]) * unit) / MiB : NaN,
   };
-}
-
-async function bareUws(): Promise<{ port: number; stop: () => void }> {
-  const child = fork(new URL('./hello-uws.js', import.meta.url), [], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
-  const port = await new Promise<number>((resolve) => child.once('message', (m) => resolve(Number(m))));
-  return { port, stop: () => child.kill() };
 }
 
 const loadRow = (label: string, r: LoadResult, base?: LoadResult) =>

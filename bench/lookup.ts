@@ -12,13 +12,12 @@
 // bottleneck near 26k req/s, so the same four runs are repeated with wrk
 // (Debian package `wrk`), which leaves the server most of the CPU.
 
-import { fork, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { addKey } from '../src/auth/key-admin.js';
 import { ShardSet } from '../src/search/local/shard-set.js';
 import { blobRecord } from '../src/shard/blob.js';
-import { OUT, arg, environment, fmt, percentile, startServer, timedGet } from './common.js';
+import { OUT, arg, bareUws, environment, fmt, percentile, startServer, timedGet, wrk, type Load } from './common.js';
 
 const dataDir = path.resolve(arg('data', path.join(OUT, 'flex-2000000')));
 const seconds = Number(arg('seconds', '10'));
@@ -26,36 +25,6 @@ const seconds = Number(arg('seconds', '10'));
 async function cannon(url: string, headers: Record<string, string>): Promise<{ rps: number; p99: number; p50: number }> {
   const r = await autocannon({ url, connections: 100, duration: seconds, headers });
   return { rps: r.requests.average, p99: r.latency.p99, p50: r.latency.p50 };
-}
-
-interface Load {
-  rps: number;
-  p50: number;
-  p99: number;
-}
-
-/** wrk at 100 connections on 2 threads; undefined when wrk is not installed. */
-function wrk(url: string, headers: Record<string, string>): Load | undefined {
-  const args = ['-t2', '-c100', `-d${seconds}s`, '--latency'];
-  for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}: ${v}`);
-  const r = spawnSync('wrk', [...args, url], { encoding: 'utf8' });
-  if (r.error) return undefined;
-  const ms = (label: string) => {
-    const m = new RegExp(`^\\s*${label}\\s+([\\d.]+)(us|ms|s)\\s*$`, 'm').exec(r.stdout);
-    if (!m) throw new Error(`wrk output without ${label} latency:\n${r.stdout}${r.stderr}`);
-    return Number(m[1]) * (m[2] === 'us' ? 0.001 : m[2] === 's' ? 1000 : 1);
-  };
-  const rps = /Requests\/sec:\s+([\d.]+)/.exec(r.stdout);
-  const non2xx = /Non-2xx or 3xx responses:\s+(\d+)/.exec(r.stdout);
-  if (!rps) throw new Error(`wrk output without Requests/sec:\n${r.stdout}${r.stderr}`);
-  if (non2xx) throw new Error(`wrk saw ${non2xx[1]} non-2xx responses from ${url}`);
-  return { rps: Number(rps[1]), p50: ms('50%'), p99: ms('99%') };
-}
-
-async function bareUws(): Promise<{ port: number; stop: () => void }> {
-  const child = fork(new URL('./hello-uws.js', import.meta.url), [], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
-  const port = await new Promise<number>((resolve) => child.once('message', (m) => resolve(Number(m))));
-  return { port, stop: () => child.kill() };
 }
 
 async function main(): Promise<void> {
@@ -88,7 +57,8 @@ async function main(): Promise<void> {
 
     const lookupUrl = `http://127.0.0.1:${server.port}/pdns/v2/lookup/rrset/name/${names[7]}`;
     const rateUrl = `http://127.0.0.1:${server.port}/pdns/v2/rate_limit`;
-    for (const [tool, run] of [['autocannon', cannon], ['wrk', async (u: string, h: Record<string, string>) => wrk(u, h)]] as const) {
+    const wrkRun = async (u: string, h: Record<string, string>) => wrk(u, h, seconds);
+    for (const [tool, run] of [['autocannon', cannon], ['wrk', wrkRun]] as const) {
       const hello = await bareUws();
       const base = await run(`http://127.0.0.1:${hello.port}/`, {});
       hello.stop();

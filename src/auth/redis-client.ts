@@ -40,8 +40,13 @@ export function storeFailure(err: unknown): unknown {
 /** A connection to Redis configured for the contract above; also used by the Redis limiter. */
 export function connectRedis(url: string): Redis {
   const client = new Redis(url, {
-    // Commands of one event-loop turn go out in one write.
-    enableAutoPipelining: true,
+    // No auto-pipelining: it keeps one pipeline in flight per connection and
+    // queues the next behind it, a turn later, so one charge batch (already
+    // one script per event-loop turn, quota-ledger.ts) waited for the reply
+    // to the previous one: a daily key ran at 12-25 k req/s whatever the
+    // concurrency, against ~58 k for an unlimited one (node
+    // dist/bench/front-ends.js). Each command goes out when it is made.
+    enableAutoPipelining: false,
     commandTimeout: LIMITS.redisCommandTimeoutMs,
     connectTimeout: LIMITS.redisConnectTimeoutMs,
     // A command waiting for a connection fails after one failed attempt

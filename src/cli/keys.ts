@@ -132,6 +132,11 @@ function keyCommand(keys: Command, name: string, description: string,
     });
 }
 
+/** Where a key's --max-concurrent is counted: by each process, or by every front end naming the same Redis. */
+function capScope(cmd: Command): string {
+  return (cmd.opts() as StoreFlags).redisUrl === undefined ? 'per server process' : 'across every server on this Redis';
+}
+
 function keyHashArg(cmd: Command, key: string): Buffer {
   const canonical = canonicalKey(key);
   if (canonical === undefined) fail(cmd, `KEY must be ${LIMITS.apiKeyCharsMin} to ${LIMITS.apiKeyCharsMax} hex digits or dashes`);
@@ -266,7 +271,7 @@ export function registerKeysCommand(program: Command): void {
       ['results_max', String(l.resultsMax)],
       ['offset_max', l.offsetMax === undefined ? 'none (offsets refused)' : String(l.offsetMax)],
       ['burst', l.burstSize === undefined ? 'none' : `${l.burstSize} per ${l.burstWindowSec} s (lookup/summarize)`],
-      ['max_concurrent', l.maxConcurrent === undefined ? 'none' : `${l.maxConcurrent} per server process`],
+      ['max_concurrent', l.maxConcurrent === undefined ? 'none' : `${l.maxConcurrent} ${capScope(cmd)}`],
       ['time_fence_after', fenceText(l.timeFenceAfter)],
       ['time_fence_before', fenceText(l.timeFenceBefore)],
       ['private', l.private ? 'yes' : 'no'],

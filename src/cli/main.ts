@@ -8,11 +8,15 @@ import path from 'node:path';
 import { LIMITS } from '../config/limits.js';
 import { IngestError } from '../errors/catalogue.js';
 import { ingestFiles, ingestObservations, SOURCE_FORMATS, type IngestSummary, type SourceFormat } from '../ingest/run.js';
+import { parseListenAddress, type ListenAddress } from '../ingest/live/address.js';
+import { LiveReceiver } from '../ingest/live/receiver.js';
 import { ingestFilesToClickHouse } from '../ingest/clickhouse-ingest.js';
 import { ClickHouse } from '../clickhouse/client.js';
 import { initSchema } from '../clickhouse/schema.js';
 import { compact, type CompactSummary } from '../shard/compactor.js';
-import { readManifest } from '../shard/manifest.js';
+import { AutoCompactor } from '../shard/auto-compactor.js';
+import { DEFAULT_POLICY, type TieredPolicy } from '../shard/compaction-policy.js';
+import { readManifest, requireDataDir } from '../shard/manifest.js';
 import { demoObservations } from '../demo/generate.js';
 import { addKey, hasKeys } from '../auth/key-admin.js';
 import { redisKeyStoreConfig, sqliteKeyStoreConfig } from '../auth/stores/open-key-store.js';
@@ -21,6 +25,8 @@ import { progressBar } from './progress.js';
 
 const DEMO_RECORDS_DEFAULT = 1_000_000;
 const DEMO_KEY_FILE = 'demo-key.txt';
+/** Exit status when the command's input is wrong (a bad ingest file, a data directory that is not there); 1 is any other failure. */
+const EXIT_BAD_INPUT = 2;
 
 function integer(name: string, min = 0, max = Number.MAX_SAFE_INTEGER) {
   return (v: string): number => {
@@ -62,7 +68,11 @@ interface ServeFlags {
   clickhouseDatabase?: string;
 }
 
-async function serveUntilSignal(opts: ServeFlags, banner: (url: string) => void): Promise<void> {
+/**
+ * Serves until SIGTERM or SIGINT, then ends every open stream with its
+ * terminator and exits. `listening` gets the URL and the stop function.
+ */
+async function serveUntilSignal(opts: ServeFlags, listening: (url: string, stop: () => void) => void): Promise<void> {
   const { startServer } = await import('../server/app.js');
   const server = await startServer({
     dataDir: opts.data, host: opts.host, port: opts.port,
@@ -76,19 +86,152 @@ async function serveUntilSignal(opts: ServeFlags, banner: (url: string) => void)
     ...(opts.clickhouseUrl !== undefined
       ? { clickhouse: { url: opts.clickhouseUrl, database: opts.clickhouseDatabase ?? CLICKHOUSE_DATABASE_DEFAULT } } : {}),
   });
-  banner(server.url);
+  let stopped = false;
   const stop = () => {
+    if (stopped) return;
+    stopped = true;
     void server.close().then(() => process.exit(0));
+  };
+  listening(server.url, stop);
+  if (server.shards === 0 && opts.clickhouseUrl === undefined) {
+    // Loud on purpose: an empty dataset answers every search with "no results", which looks like a working server.
+    console.error(`rrscan serve: WARNING: ${opts.data} holds no shards; every search will find nothing until data is ingested ` +
+      `(rrscan ingest --data ${opts.data} FILE...)`);
+  }
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+/** serve --processes N > 1, in the supervisor: starts the members and stops them on SIGTERM or SIGINT. */
+async function superviseUntilSignal(opts: ServeFlags & { processes: number }, banner: (url: string) => void): Promise<void> {
+  const { ProcessGroup } = await import('../server/process-group.js');
+  const { group, url } = await ProcessGroup.start({ processes: opts.processes, host: opts.host, port: opts.port });
+  banner(url);
+  const stop = () => {
+    void group.stop().then((code) => process.exit(code));
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
 }
 
+/** serve, as one process, as the supervisor of --processes N, or as one of its members. */
+async function serve(o: ServeFlags & { processes: number }): Promise<void> {
+  const banner = (url: string) => console.log(`rrscan serving ${o.data} at ${url}/pdns/v2/` +
+    (o.processes > 1 ? ` (${o.processes} processes)` : ''));
+  const { joinGroup, membership, scanThreadsPerMember } = await import('../server/process-group.js');
+  const member = membership();
+  if (member === undefined) {
+    if (o.processes > 1) {
+      // Here, not in each member: a typo'd path is one error, not N failed starts.
+      requireDataDir(o.data);
+      return superviseUntilSignal(o, banner);
+    }
+    return serveUntilSignal(o, banner);
+  }
+  const workers = o.workers ?? scanThreadsPerMember(o.processes);
+  return serveUntilSignal({ ...o, port: member.port, workers }, joinGroup);
+}
+
+// The background compaction policy's flags (compaction-policy.ts), for every
+// command that runs an AutoCompactor.
+interface PolicyFlags {
+  fanIn?: number;
+  tierMinRrsets?: number;
+  mergeRrsetsMax?: number;
+}
+
+/** Adds the policy's flags to `cmd`: compact --auto and ingest --listen (--compact auto) take the same. */
+function withPolicyOptions(cmd: Command): Command {
+  for (const o of policyOptions()) cmd.addOption(o);
+  return cmd;
+}
+
+const policyOptions = () => [
+  new Option('--fan-in <k>', `background compaction: shards of one tier merged at once (default ${DEFAULT_POLICY.fanIn})`)
+    .argParser(integer('--fan-in', 2, 64)),
+  new Option('--tier-min-rrsets <n>', 'background compaction: shards standing for fewer than k times this many RRsets share ' +
+    `the lowest tier (default ${DEFAULT_POLICY.tierMinRrsets})`).argParser(integer('--tier-min-rrsets', 1)),
+  new Option('--merge-rrsets-max <n>', 'background compaction: a merge reads fewer RRsets than this (bounds its memory; ' +
+    `shards of a k-th of it are not merged again; default ${DEFAULT_POLICY.mergeRrsetsMax})`)
+    .argParser(integer('--merge-rrsets-max', 2, LIMITS.shardRrsetsMax)),
+];
+
+function policyOf(o: PolicyFlags): Partial<TieredPolicy> {
+  return {
+    ...(o.fanIn !== undefined ? { fanIn: o.fanIn } : {}),
+    ...(o.tierMinRrsets !== undefined ? { tierMinRrsets: o.tierMinRrsets } : {}),
+    ...(o.mergeRrsetsMax !== undefined ? { mergeRrsetsMax: o.mergeRrsetsMax } : {}),
+  };
+}
+
+/** `rrscan compact --auto`: an AutoCompactor until SIGTERM or SIGINT, which abandon a merge in flight and exit 0. */
+async function compactInBackground(dataDir: string, policy: Partial<TieredPolicy>): Promise<void> {
+  const { log } = await import('../server/log.js');
+  mkdirSync(dataDir, { recursive: true });
+  const compactor = new AutoCompactor({ dataDir, policy, log });
+  // The compactor's timers let a process exit; this one holds it until a signal.
+  const alive = setInterval(() => undefined, 1 << 30);
+  compactor.start();
+  const p = compactor.policy;
+  console.log(`rrscan compacting ${dataDir} in the background: fan-in ${p.fanIn}, tier minimum ${p.tierMinRrsets} RRsets, ` +
+    `merges under ${p.mergeRrsetsMax} RRsets; ${compactor.shardsMax()} shard(s) at most for the data there now`);
+  const stop = () => {
+    void compactor.stop().then(() => {
+      clearInterval(alive);
+      const t = compactor.totals;
+      log.info({ merges: t.merges, rrsetsIn: t.rrsetsIn, rrsetsOut: t.rrsetsOut, bytesOut: t.bytesOut,
+        seconds: Number(t.seconds.toFixed(3)), failures: t.failures }, 'background compaction stopped');
+      log.flush(() => process.exit(0));
+    });
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+/**
+ * `rrscan ingest --listen`: prints one `rrscan ingest listening on ADDR` line
+ * per address (tcp:HOST:0 with its real port; tests read these lines), runs
+ * until SIGTERM or SIGINT, then publishes what it holds and exits 0 (1 when
+ * a flush failed: its RRsets were lost).
+ */
+async function receiveUntilSignal(dataDir: string, listen: ListenAddress[], flushSeconds: number, memoryRrsets: number,
+  compaction: Partial<TieredPolicy> | undefined): Promise<void> {
+  // The handlers go in before the addresses are printed: until a listener
+  // exists the signal's default action kills the process, and whoever read
+  // the addresses may signal at once.
+  const signalled = new Promise<void>((resolve) => {
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+  const { log } = await import('../server/log.js');
+  const receiver = await LiveReceiver.start({ dataDir, listen, flushSeconds, memoryRrsets, log });
+  // Every flush publishes a small shard; the compactor keeps their number
+  // logarithmic in the data (compaction-policy.ts) on a thread of its own.
+  const compactor = compaction === undefined ? undefined : new AutoCompactor({ dataDir, policy: compaction, log });
+  compactor?.start();
+  for (const a of receiver.addresses) console.log(`rrscan ingest listening on ${a}`);
+  await signalled;
+  const [t] = await Promise.all([receiver.stop(), compactor?.stop()]);
+  console.log(`ingest: stopped; ${t.senders} sender(s), ${t.frames} frames, ${t.published.rrsets} RRsets published in ` +
+    `${t.published.shards} shard(s), ${t.outOfBailiwick} records out of bailiwick, ${t.rejected} frames rejected`);
+  if (t.published.failedFlushes > 0) {
+    // The log says why each failed; the exit code tells a supervisor that data was lost.
+    console.error(`rrscan ingest: ${t.published.failedFlushes} flush(es) failed, ${t.published.lostRrsets} RRsets lost`);
+    process.exitCode = 1;
+  }
+}
+
 export function buildProgram(): Command {
   const program = new Command('rrscan').description('passive-DNS query service').showHelpAfterError();
 
-  program.command('ingest')
-    .description('ingest DNS data files into new shards (published atomically; on failure nothing changes), ' +
+  withPolicyOptions(program.command('ingest'))
+    .description('ingest DNS data files into new shards (published atomically; on failure nothing changes); with --listen, ' +
+      'receive dnstap from DNS servers until SIGTERM, publishing as it goes and compacting in the background; ' +
       'or with --clickhouse-url into ClickHouse (in batches; a failed run leaves the batches it sent)')
     .option('--data <dir>', 'data directory (shards, manifest, keys)')
     .option('--clickhouse-url <url>', 'write to ClickHouse at http://HOST:8123 instead (tables from `rrscan clickhouse init`)')
@@ -97,16 +240,45 @@ export function buildProgram(): Command {
     .option('--origin <name>', 'zone origin for zone files without $ORIGIN')
     .option('--observed-at <epoch>', 'zone observation time (default: SOA serial date, else now)', integer('--observed-at'))
     .option('--max-errors <n>', 'skip and count up to N bad records before failing', integer('--max-errors'), 0)
-    .option('--memory-rrsets <n>', 'RRsets held in memory before a shard is spilled (bounds peak memory)', integer('--memory-rrsets', 1))
+    .option('--memory-rrsets <n>', 'RRsets held in memory before a shard is spilled (bounds peak memory); with --listen, ' +
+      `before a shard is published (default ${LIMITS.liveRrsetsInMemoryMax})`, integer('--memory-rrsets', 1))
     .option('--workers <n>', 'threads for big NDJSON files, sharing --memory-rrsets (default: one per core)',
       integer('--workers', 1, LIMITS.ingestThreadsMax))
-    .argument('<files...>', 'input files')
+    .option('--listen <addr>', 'receive dnstap from DNS servers over Frame Streams at unix:/path.sock or tcp:HOST:PORT ' +
+      '(repeatable), publishing a shard every --flush-seconds, until SIGTERM', (v: string, prev: ListenAddress[] = []) => {
+      try {
+        return [...prev, parseListenAddress(v)];
+      } catch (err) {
+        throw new InvalidArgumentError((err as Error).message);
+      }
+    })
+    .option('--flush-seconds <n>', `with --listen: publish what was received this often (default ${LIMITS.liveFlushSecondsDefault})`,
+      integer('--flush-seconds', 1, LIMITS.liveFlushSecondsMax))
+    .addOption(new Option('--compact <mode>', 'with --listen: merge the flushed shards in the background as the tiered ' +
+      'policy asks (auto), or leave that to `rrscan compact --auto` in its own process (off)').choices(['auto', 'off']))
+    .argument('[files...]', 'input files (none with --listen)')
     .action(async (files: string[], o: { data?: string; clickhouseUrl?: string; clickhouseDatabase: string;
       format: SourceFormat | 'auto'; origin?: string; observedAt?: number; maxErrors: number; memoryRrsets?: number;
-      workers?: number; }) => {
+      workers?: number; listen?: ListenAddress[]; flushSeconds?: number; compact?: 'auto' | 'off' } & PolicyFlags) => {
       if ((o.data === undefined) === (o.clickhouseUrl === undefined)) {
         throw new InvalidArgumentError('give exactly one of --data and --clickhouse-url');
       }
+      const policy = policyOf(o);
+      if (o.listen !== undefined) {
+        if (o.data === undefined) throw new InvalidArgumentError('--listen publishes shards: it takes --data');
+        if (files.length > 0) throw new InvalidArgumentError('--listen takes no input files');
+        if (o.compact === 'off' && Object.keys(policy).length > 0) {
+          throw new InvalidArgumentError('--fan-in, --tier-min-rrsets and --merge-rrsets-max go with --compact auto');
+        }
+        await receiveUntilSignal(o.data, o.listen, o.flushSeconds ?? LIMITS.liveFlushSecondsDefault,
+          o.memoryRrsets ?? LIMITS.liveRrsetsInMemoryMax, o.compact === 'off' ? undefined : policy);
+        return;
+      }
+      if (o.flushSeconds !== undefined) throw new InvalidArgumentError('--flush-seconds goes with --listen');
+      if (o.compact !== undefined || Object.keys(policy).length > 0) {
+        throw new InvalidArgumentError('--compact and the compaction policy flags go with --listen');
+      }
+      if (files.length === 0) throw new InvalidArgumentError('name input files, or --listen ADDR');
       const total = files.length;
       const bar = progressBar('ingest', 100, '%');
       try {
@@ -138,7 +310,7 @@ export function buildProgram(): Command {
         if (err instanceof IngestError || (err as { code?: string }).code === 'INGEST_BAD_INPUT') {
           console.error(`rrscan ingest: ${(err as Error).message}`);
           console.error('rrscan ingest: nothing was published (use --max-errors N to skip bad records)');
-          process.exitCode = 2;
+          process.exitCode = EXIT_BAD_INPUT;
           return;
         }
         // Any other failure also publishes nothing (ingestFiles deletes what
@@ -171,9 +343,17 @@ export function buildProgram(): Command {
     .option('--clickhouse-url <url>', 'answer searches from ClickHouse at http://HOST:8123 (tables from ' +
       '`rrscan clickhouse init`) instead of DIR\'s shards; keys stay in DIR or --redis-url')
     .addOption(clickhouseDatabaseOption())
-    .action(async (o: ServeFlags) => {
+    .option('--processes <n>', 'front-end processes sharing the port (SO_REUSEPORT), each with its own scan threads ' +
+      '(default --workers: the cores shared among them)', integer('--processes', 1, LIMITS.groupProcessesMax), 1)
+    .action(async (o: ServeFlags & { processes: number }) => {
       if (Boolean(o.tlsCert) !== Boolean(o.tlsKey)) throw new InvalidArgumentError('--tls-cert and --tls-key go together');
-      await serveUntilSignal(o, (url) => console.log(`rrscan serving ${o.data} at ${url}/pdns/v2/`));
+      try {
+        await serve(o);
+      } catch (err) {
+        if ((err as { code?: unknown }).code !== 'DATA_DIR_MISSING') throw err;
+        console.error(`rrscan serve: ${(err as Error).message}`);
+        process.exitCode = EXIT_BAD_INPUT;
+      }
     });
 
   const clickhouse = program.command('clickhouse').description('the ClickHouse data tier');
@@ -196,12 +376,23 @@ export function buildProgram(): Command {
       }
     });
 
-  program.command('compact')
-    .description('merge all shards into as few as possible, aggregating duplicate RRsets')
+  withPolicyOptions(program.command('compact')
+    .description('merge all shards into as few as possible, aggregating duplicate RRsets; with --auto, keep merging ' +
+      'in the background as the tiered policy asks while ingest publishes (until SIGTERM)')
     .addOption(dataOption())
-    .option('--workers <n>', 'threads, each merging a range of owner names (default: one per core)',
-      integer('--workers', 1, LIMITS.ingestThreadsMax))
-    .action(async (o: { data: string; workers?: number }) => {
+    .option('--workers <n>', 'threads, each merging a range of owner names (default: one per core; not with --auto, ' +
+      'whose merges take one thread)', integer('--workers', 1, LIMITS.ingestThreadsMax))
+    .option('--auto', 'run until SIGTERM, merging k shards of a size tier whenever a tier holds k (logs each merge)'))
+    .action(async (o: { data: string; workers?: number; auto?: boolean } & PolicyFlags) => {
+      const policy = policyOf(o);
+      if (o.auto) {
+        if (o.workers !== undefined) throw new InvalidArgumentError('--workers is for a full compaction; --auto merges on one thread');
+        await compactInBackground(o.data, policy);
+        return;
+      }
+      if (Object.keys(policy).length > 0) {
+        throw new InvalidArgumentError('--fan-in, --tier-min-rrsets and --merge-rrsets-max go with --auto');
+      }
       let s: CompactSummary;
       try {
         s = await compact(o.data, o.workers !== undefined ? { threads: o.workers } : {});
@@ -225,10 +416,13 @@ export function buildProgram(): Command {
     });
 
   program.command('start')
-    .description('what `npm start` runs: demo data and a key if missing, then serve ($RRSCAN_DATA or ./data, $PORT or 8080)')
+    .description('what `npm start` runs: demo data and a key if missing, then serve ($RRSCAN_DATA or ./data, $PORT or 8080, ' +
+      '$RRSCAN_HOST or 127.0.0.1)')
     .action(async () => {
       const data = path.resolve(process.env['RRSCAN_DATA'] ?? 'data');
       const port = Number(process.env['PORT'] ?? 8080);
+      // Loopback unless asked: the demo key is unlimited. The container image asks for 0.0.0.0 (deploy/Dockerfile).
+      const host = process.env['RRSCAN_HOST'] ?? '127.0.0.1';
       mkdirSync(data, { recursive: true });
       if (readManifest(data).shards.length === 0) {
         console.log(`rrscan: no shards in ${data}; generating the demo dataset (${DEMO_RECORDS_DEFAULT} RRsets) once`);
@@ -243,8 +437,8 @@ export function buildProgram(): Command {
         writeFileSync(keyFile, key + '\n', { mode: 0o600 });
       }
       const key = existsSync(keyFile) ? readFileSync(keyFile, 'utf8').trim() : '<your key>';
-      await serveUntilSignal({ data, host: '127.0.0.1', port }, (url) => {
-        console.log(`\nrrscan is serving ${data}\n  base URL: ${url}/pdns/v2/\n  demo key: ${key}\n`);
+      await serveUntilSignal({ data, host, port }, (url) => {
+        console.log(`\nrrscan is serving ${data}\n  base URL: ${url}/pdns/v2/\n  demo key: ${key}\n  console:  ${url}/console/\n`);
         console.log(`Try:\n  curl -sH 'X-API-Key: ${key}' '${url}/pdns/v2/regex/rrnames/paypal?limit=5'\n`);
       });
     });

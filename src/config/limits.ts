@@ -243,6 +243,19 @@ export const LIMITS = Object.freeze({
   /** A front end renews the leases it holds this often, so a stream longer than the time to live keeps its slot. */
   concurrencyLeaseRenewMs: 3_000,
 
+  // --- Process groups: serve --processes N (src/server/process-group.ts) ---
+  /** Front-end processes one `serve` may run; more than one per core only adds context switches. */
+  groupProcessesMax: 64,
+  /** A member that dies unexpectedly is started again after this pause. */
+  groupRestartDelayMs: 1_000,
+  /** More unexpected deaths than this within groupRestartWindowMs is a crash loop: the group stops, exit 1. */
+  groupRestartsMax: 5,
+  groupRestartWindowMs: 60_000,
+  /** A member still running this long after SIGTERM (its streams had their terminators long before) is killed. */
+  groupStopTimeoutMs: 30_000,
+  /** A member that does not listen within this long after it was forked is a failed start. */
+  groupStartTimeoutMs: 120_000,
+
   // --- Sensor ingest: pcap, pcapng, dnstap (src/ingest/pcap/, dnstap.ts) ---
   /** One fs read of a capture file; records straddling two reads are carried over, never re-read. */
   sensorReadChunkBytes: 1 << 20,
@@ -286,6 +299,31 @@ export const LIMITS = Object.freeze({
   /** fstrm's own bound on a control frame (FSTRM_CONTROL_FRAME_LENGTH_MAX). */
   dnstapControlFrameBytesMax: 512,
 
+  // --- Live dnstap receiver (rrscan ingest --listen; src/ingest/live/) ---
+  /** Senders connected at once over every --listen address; one more is closed at once, logged. */
+  liveSendersMax: 1_024,
+  /** A sender must finish READY / ACCEPT / START within this long after connecting, or it is closed. */
+  liveHandshakeMs: 5_000,
+  /**
+   * A sender's read buffer starts this size and doubles as a frame needs, up
+   * to dnstapFrameBytesMax + 4; 1,024 idle senders hold 64 MiB at most.
+   */
+  liveReadBufferBytes: 1 << 16,
+  /** --flush-seconds default: held RRsets are published as a shard this often. */
+  liveFlushSecondsDefault: 10,
+  liveFlushSecondsMax: 3_600,
+  /**
+   * --memory-rrsets default for --listen: held RRsets are published as soon
+   * as there are this many. A flush's shard is built on a worker thread
+   * while the next budget fills, so the receiver holds up to two budgets:
+   * peak RSS 340 MiB at 200,000 (node dist/bench/live-dnstap.js --frames 300000 --transport tcp).
+   */
+  liveRrsetsInMemoryMax: 200_000,
+  /** Running totals are logged this often (and with every flush). */
+  liveTotalsLogMs: 60_000,
+  /** Rejected frames of one sender logged one by one; the rest are only counted (and logged at its disconnect). */
+  liveRejectsLoggedPerSender: 10,
+
   // --- DNS codec and zone files (src/dns, src/ingest/zone.ts) ---
   /**
    * Compression pointers followed in one name; pointers must also point backwards, so this only bounds work
@@ -317,6 +355,19 @@ export const LIMITS = Object.freeze({
   ndjsonParallelBytesMin: 32 << 20,
   /** Ingest threads at most (--workers); each holds its share of --memory-rrsets. */
   ingestThreadsMax: 64,
+  /**
+   * `rrscan compact` waits this long for the compaction running in its
+   * directory (its compaction lock) before giving up: a background merge reads
+   * fewer than ingestRrsetsInMemoryMax RRsets, about a minute of work (a
+   * 1 M-RRset merge took 25 s on the shared 2-core machine:
+   * node dist/bench/compaction.js); another full compaction may take longer.
+   */
+  compactLockWaitMs: 600_000,
+  /**
+   * A background merge that failed (a full disk, a corrupt input) is tried
+   * again after a pause that doubles from manifestPollMs up to this.
+   */
+  compactRetryMsMax: 60_000,
   /** Compaction merges on one thread below this many input RRsets: a thread's start-up would cost more than it saves. */
   compactParallelRrsetsMin: 100_000,
   /** Skipped-record messages a parallel ingest thread keeps to report; the count is always exact. */
@@ -337,6 +388,14 @@ export const LIMITS = Object.freeze({
   keepAliveIntervalMsMin: 10,
   /** `--keepalive-ms` ceiling: common proxies drop an idle stream after 60 s. */
   keepAliveIntervalMsMax: 60_000,
+
+  // --- The web console's static files (src/server/console-files.ts), held in memory for the server's life ---
+  /** One file; the page, its script and its style are each a few tens of KB. */
+  consoleFileBytesMax: 1 << 20,
+  /** All of them together. */
+  consoleBytesMax: 4 << 20,
+  /** Files served: the page, a style sheet and a handful of compiled modules. */
+  consoleFilesMax: 32,
 });
 
 export function checkLimits(): void {

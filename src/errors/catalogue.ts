@@ -126,6 +126,24 @@ export function asDiskFull(err: unknown, dir: string, writing: string): unknown 
   return code === 'ENOSPC' || code === 'EDQUOT' ? new DiskFullError(dir, writing, err) : err;
 }
 
+/**
+ * A data directory that is not there (or is not a directory) when a server
+ * starts: a typo'd `--data` must not look like an empty dataset, so serve
+ * refuses it rather than creating it. The message names the path and how to
+ * make one. Carries `code` so it can be matched without instanceof.
+ */
+export class DataDirMissingError extends Error {
+  readonly code = 'DATA_DIR_MISSING';
+  readonly dir: string;
+  constructor(dir: string, reason: 'missing' | 'not-a-directory') {
+    super(reason === 'missing'
+      ? `${dir}: no such data directory (check the path; \`rrscan ingest --data DIR FILE\` or \`rrscan demo --data DIR\` creates one)`
+      : `${dir}: not a directory (--data names the directory that holds manifest.json and the shards)`);
+    this.name = 'DataDirMissingError';
+    this.dir = dir;
+  }
+}
+
 /** A DNS name or rdata that cannot be encoded or decoded. Callers wrap it in an IngestError with the place. */
 export class DnsFormatError extends Error {
   readonly code = 'DNS_FORMAT';
@@ -141,6 +159,20 @@ export class ShardCorruptError extends Error {
   constructor(file: string, reason: string) {
     super(`${file}: corrupt shard: ${reason}`);
     this.name = 'ShardCorruptError';
+  }
+}
+
+/**
+ * A compaction whose inputs another compaction merged first (both chose the
+ * same shards): publishing it would count their RRsets twice, so its shards
+ * are deleted and the manifest is left as the other one made it. Running it
+ * again merges what is live now.
+ */
+export class CompactionConflictError extends Error {
+  readonly code = 'COMPACTION_CONFLICT';
+  constructor(dataDir: string, file: string) {
+    super(`${dataDir}: shard ${file} was merged by another compaction while this one ran; nothing was published`);
+    this.name = 'CompactionConflictError';
   }
 }
 

@@ -13,9 +13,30 @@
 // Messages of a *_RESPONSE type (the even types 2..14: AUTH, RESOLVER,
 // CLIENT, FORWARDER, STUB, TOOL, UPDATE) with a response_message become
 // observations timed by response_time_sec (query_time_sec when the sender
-// left it out). query_zone, when present, is the resolver's own delegation
-// state, the zone it asked that server about: it IS the bailiwick and
-// replaces the inference of sensor.ts.
+// left it out).
+//
+// The bailiwick rule, for files and for live senders (live/sender.ts) alike;
+// observeResponse (sensor.ts) then refuses, and counts as outOfBailiwick,
+// every record whose owner is not at or under the bailiwick, as DNSDB's
+// bailiwick reconstruction does:
+//   RESOLVER_RESPONSE, FORWARDER_RESPONSE: query_zone, the resolver's own
+//     delegation state (the zone it asked that server about). Without one
+//     (a sender that leaves it out), inferred from the response as for a
+//     packet capture between resolver and authority (sensor.ts rules 1-4).
+//   AUTH_RESPONSE: the zone the authority answered from. BIND records it
+//     as query_zone; without one it is inferred, which for an authority's
+//     own answer finds the SOA (negative answers) or NS (referrals, and
+//     answers that carry the zone's NS) it put in, else the question's
+//     parent.
+//   CLIENT_RESPONSE (a resolver's answers to its clients, cache hits
+//     included), STUB, TOOL, UPDATE: kept, bailiwick query_zone when the
+//     sender recorded one, else inferred. Kept rather than refused because
+//     some servers emit nothing else (dnsdist, CoreDNS) and BIND logs an
+//     authority's answer to an RD=1 query as a CLIENT_RESPONSE; the
+//     inference drops what a recursive answer drags in from other zones (a
+//     CNAME target's records). Counts from client responses count answers
+//     given, cache hits included, not upstream fetches: feed resolver or
+//     client messages, not both, for DNSDB-like counts.
 //
 // Bad input: a malformed frame or protobuf, or a response that does not
 // parse, is rejected with its frame number and byte offset (`frame N (byte
@@ -36,12 +57,12 @@ import type { Observation } from '../model/observation.js';
 import type { IngestContext } from './context.js';
 import { ChunkedFile, observeResponse, sensorStats, type SensorStats, type TimedResponse } from './sensor.js';
 
-const CONTENT_TYPE = 'protobuf:dnstap.Dnstap';
-const CONTROL_ACCEPT = 1;
-const CONTROL_START = 2;
-const CONTROL_STOP = 3;
-const CONTROL_READY = 4;
-const CONTROL_FINISH = 5;
+export const DNSTAP_CONTENT_TYPE = 'protobuf:dnstap.Dnstap';
+export const CONTROL_ACCEPT = 1;
+export const CONTROL_START = 2;
+export const CONTROL_STOP = 3;
+export const CONTROL_READY = 4;
+export const CONTROL_FINISH = 5;
 const CONTROL_FIELD_CONTENT_TYPE = 1;
 const DNSTAP_TYPE_MESSAGE = 1;
 
@@ -83,11 +104,17 @@ class TapMessage {
 /**
  * A protobuf wire reader over b[pos, end). Varints above 2^53 lose precision,
  * which no field we read can reach (times are seconds, types are small).
+ * Errors give byte offsets from `origin`, the frame's first byte.
  */
 class WireReader {
   b: Uint8Array = new Uint8Array(0);
   pos = 0;
   end = 0;
+  origin = 0;
+
+  get offset(): number {
+    return this.pos - this.origin;
+  }
 
   at(b: Uint8Array, pos: number, end: number): this {
     this.b = b;
@@ -100,13 +127,13 @@ class WireReader {
     let value = 0;
     let scale = 1;
     for (let i = 0; i < 10; i++) {
-      if (this.pos >= this.end) throw new ProtobufError(`varint runs past the end at byte ${this.pos}`);
+      if (this.pos >= this.end) throw new ProtobufError(`varint runs past the end at byte ${this.offset}`);
       const byte = this.b[this.pos++]!;
       value += (byte & 0x7f) * scale;
       if ((byte & 0x80) === 0) return value;
       scale *= 128;
     }
-    throw new ProtobufError(`varint longer than 10 bytes at byte ${this.pos}`);
+    throw new ProtobufError(`varint longer than 10 bytes at byte ${this.offset}`);
   }
 
   /** Skips the value of a field of the given wire type; returns the start of a length-delimited value. */
@@ -125,11 +152,11 @@ class WireReader {
         const len = this.varint();
         const start = this.pos;
         this.pos += len;
-        if (this.pos > this.end) throw new ProtobufError(`length ${len} runs past the end at byte ${start}`);
+        if (this.pos > this.end) throw new ProtobufError(`length ${len} runs past the end at byte ${start - this.origin}`);
         return start;
       }
       default:
-        throw new ProtobufError(`unsupported wire type ${wireType} at byte ${this.pos}`);
+        throw new ProtobufError(`unsupported wire type ${wireType} at byte ${this.offset}`);
     }
     if (this.pos > this.end) throw new ProtobufError('fixed-width field runs past the end');
     return -1;
@@ -142,6 +169,7 @@ const reader = new WireReader();
 function decodeDnstap(b: Uint8Array, start: number, end: number, m: TapMessage): void {
   m.reset();
   const r = reader.at(b, start, end);
+  r.origin = start;
   while (r.pos < r.end) {
     const key = r.varint();
     const field = Math.floor(key / 8);
@@ -181,17 +209,106 @@ function reject(ctx: IngestContext, stats: SensorStats, where: string, reason: s
   ctx.reject(new IngestError(ctx.file, where, reason));
 }
 
-/** The content type of a START control frame in b[start, end), or undefined when it names none. */
-function controlContentType(b: Uint8Array, start: number, end: number): string | undefined {
-  for (let p = start; p + 8 <= end;) {
+/** A control frame's type and content types, or the reason it is malformed. */
+export interface ControlFrame {
+  type: number;
+  contentTypes: string[];
+}
+
+/** Parses a control frame's body b[start, end) (its type, then its fields); a string says why it is malformed. */
+export function parseControl(b: Uint8Array, start: number, end: number): ControlFrame | string {
+  if (end - start < 4) return `control frame of ${end - start} bytes has no type`;
+  const out: ControlFrame = { type: u32(b, start), contentTypes: [] };
+  for (let p = start + 4; p < end;) {
+    if (p + 8 > end) return 'control frame field header runs past its end';
     const field = u32(b, p);
     const len = u32(b, p + 4);
     p += 8;
-    if (p + len > end) return undefined;
-    if (field === CONTROL_FIELD_CONTENT_TYPE) return Buffer.from(b.buffer, b.byteOffset + p, len).toString('latin1');
+    if (len > end - p) return 'control frame field runs past its end';
+    if (field === CONTROL_FIELD_CONTENT_TYPE) out.contentTypes.push(Buffer.from(b.buffer, b.byteOffset + p, len).toString('latin1'));
     p += len;
   }
-  return undefined;
+  return out;
+}
+
+/** A whole control frame (escape, length, type, content type field when given), as the receiving end sends ACCEPT and FINISH. */
+export function encodeControl(type: number, contentType?: string): Buffer {
+  const ct = contentType === undefined ? Buffer.alloc(0) : Buffer.from(contentType, 'latin1');
+  const body = 4 + (contentType === undefined ? 0 : 8 + ct.length);
+  const out = Buffer.alloc(8 + body);
+  out.writeUInt32BE(0, 0);
+  out.writeUInt32BE(body, 4);
+  out.writeUInt32BE(type, 8);
+  if (contentType !== undefined) {
+    out.writeUInt32BE(CONTROL_FIELD_CONTENT_TYPE, 12);
+    out.writeUInt32BE(ct.length, 16);
+    ct.copy(out, 20);
+  }
+  return out;
+}
+
+/**
+ * Why a data frame was refused. `malformed`: its protobuf cannot be trusted
+ * (a live sender sending one is closed); otherwise the frame was well formed
+ * but its DNS content was not (counted, and the stream goes on).
+ */
+export class FrameRejection {
+  constructor(readonly reason: string, readonly malformed: boolean) {}
+}
+
+const tap = new TapMessage();
+
+/**
+ * One data frame b[start, end) (the Dnstap protobuf, without its length):
+ * the response it carries with its time and bailiwick, undefined when it is
+ * skipped (a query, a non-MESSAGE frame, a response without a message: each
+ * counted in `stats`), or a FrameRejection, which the caller counts as it
+ * reports it.
+ */
+export function decodeDataFrame(b: Uint8Array, start: number, end: number, stats: SensorStats): TimedResponse | undefined | FrameRejection {
+  const m = tap;
+  stats.packets++;
+  try {
+    decodeDnstap(b, start, end, m);
+  } catch (err) {
+    if (!(err instanceof ProtobufError)) throw err;
+    return new FrameRejection(`malformed dnstap protobuf: ${err.message}`, true);
+  }
+  if (m.dnstapType !== DNSTAP_TYPE_MESSAGE || m.type < 0) {
+    stats.otherTraffic++;
+    return undefined;
+  }
+  // Odd message types are queries, even ones responses (dnstap.proto).
+  if ((m.type & 1) === 1) {
+    stats.queries++;
+    return undefined;
+  }
+  if (m.responseStart < 0) {
+    stats.otherTraffic++;
+    return undefined;
+  }
+  const sec = m.responseTimeSec >= 0 ? m.responseTimeSec : m.queryTimeSec;
+  if (sec < 0) {
+    return new FrameRejection('response message has no time', false);
+  }
+  let msg: DnsMessage;
+  try {
+    msg = parseMessage(b.subarray(m.responseStart, m.responseEnd));
+  } catch (err) {
+    if ((err as { code?: unknown }).code !== 'DNS_FORMAT') throw err;
+    return new FrameRejection(`DNS response does not parse: ${(err as Error).message}`, false);
+  }
+  let zone: string | undefined;
+  if (m.zoneStart >= 0) {
+    try {
+      zone = readWireName(b.subarray(m.zoneStart, m.zoneEnd), 0, false).name;
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== 'DNS_FORMAT') throw err;
+      return new FrameRejection(`query_zone does not parse: ${(err as Error).message}`, false);
+    }
+  }
+  // The bailiwick rule (module comment): query_zone when the sender recorded it, else inferred by observeResponse.
+  return zone === undefined ? { msg, timeSec: sec } : { msg, timeSec: sec, bailiwick: zone };
 }
 
 export async function* dnstapObservations(file: string, ctx: IngestContext): AsyncIterable<Observation> {
@@ -206,7 +323,6 @@ export async function* dnstapObservations(file: string, ctx: IngestContext): Asy
 export async function* dnstapResponses(file: string, ctx: IngestContext): AsyncIterable<TimedResponse> {
   const stats = sensorStats(ctx);
   const src = await ChunkedFile.open(file, ctx);
-  const m = new TapMessage();
   let frameNo = 0;
   try {
     for (;;) {
@@ -235,12 +351,16 @@ export async function* dnstapResponses(file: string, ctx: IngestContext): AsyncI
           reject(ctx, stats, where, 'file ends inside a control frame');
           return;
         }
-        const b = src.buf;
-        const ctype = u32(b, src.start + 8);
+        const control = parseControl(src.buf, src.start + 8, src.start + 8 + clen);
+        if (typeof control === 'string') {
+          reject(ctx, stats, where, control);
+          return;
+        }
+        const ctype = control.type;
         if (ctype === CONTROL_START) {
-          const contentType = controlContentType(b, src.start + 12, src.start + 8 + clen);
-          if (contentType !== undefined && contentType !== CONTENT_TYPE) {
-            reject(ctx, stats, where, `content type "${contentType}" is not "${CONTENT_TYPE}"`);
+          const contentType = control.contentTypes[0];
+          if (contentType !== undefined && contentType !== DNSTAP_CONTENT_TYPE) {
+            reject(ctx, stats, where, `content type "${contentType}" is not "${DNSTAP_CONTENT_TYPE}"`);
             return;
           }
         } else if (ctype === CONTROL_STOP || ctype === CONTROL_FINISH) {
@@ -263,54 +383,12 @@ export async function* dnstapResponses(file: string, ctx: IngestContext): AsyncI
           return;
         }
       }
-      const b = src.bytes;
       const start = src.start + 4;
       src.start = start + len;
-      stats.packets++;
-      try {
-        decodeDnstap(b, start, start + len, m);
-      } catch (err) {
-        if (!(err instanceof ProtobufError)) throw err;
-        reject(ctx, stats, where, `malformed dnstap protobuf: ${err.message}`);
-        continue;
-      }
-      if (m.dnstapType !== DNSTAP_TYPE_MESSAGE || m.type < 0) {
-        stats.otherTraffic++;
-        continue;
-      }
-      // Odd message types are queries, even ones responses (dnstap.proto).
-      if ((m.type & 1) === 1) {
-        stats.queries++;
-        continue;
-      }
-      if (m.responseStart < 0) {
-        stats.otherTraffic++;
-        continue;
-      }
-      const sec = m.responseTimeSec >= 0 ? m.responseTimeSec : m.queryTimeSec;
-      if (sec < 0) {
-        reject(ctx, stats, where, 'response message has no time');
-        continue;
-      }
-      let msg: DnsMessage;
-      try {
-        msg = parseMessage(b.subarray(m.responseStart, m.responseEnd));
-      } catch (err) {
-        if ((err as { code?: unknown }).code !== 'DNS_FORMAT') throw err;
-        reject(ctx, stats, where, `DNS response does not parse: ${(err as Error).message}`);
-        continue;
-      }
-      let zone: string | undefined;
-      if (m.zoneStart >= 0) {
-        try {
-          zone = readWireName(b.subarray(m.zoneStart, m.zoneEnd), 0, false).name;
-        } catch (err) {
-          if ((err as { code?: unknown }).code !== 'DNS_FORMAT') throw err;
-          reject(ctx, stats, where, `query_zone does not parse: ${(err as Error).message}`);
-          continue;
-        }
-      }
-      yield zone === undefined ? { msg, timeSec: sec } : { msg, timeSec: sec, bailiwick: zone };
+      const r = decodeDataFrame(src.bytes, start, start + len, stats);
+      if (r instanceof FrameRejection) {
+        reject(ctx, stats, where, r.reason);
+      } else if (r !== undefined) yield r;
     }
   } finally {
     await src.close();

@@ -21,8 +21,11 @@ import type { SearchBackend } from '../search/backend.js';
 import type { PageOutcome } from '../search/paginator.js';
 import { LocalBackend } from '../search/local/local-backend.js';
 import { ClickHouseBackend } from '../search/clickhouse/clickhouse-backend.js';
+import { CONSOLE_PATH, ConsoleFiles, redirectToConsole, serveConsoleFile } from './console-files.js';
+import { requireDataDir } from '../shard/manifest.js';
 import { Exchange } from './exchange.js';
 import { log } from './log.js';
+import { openApiText } from './openapi.js';
 import { acceptsNdjson, route } from './router.js';
 import { SafWriter } from './saf-writer.js';
 import { parseSearch, type PlannedSearch, type SearchRequest } from './search-request.js';
@@ -53,6 +56,8 @@ export interface ServerOptions {
 export interface RunningServer {
   readonly port: number;
   readonly url: string;
+  /** Shards mapped at start-up (0: every search answers "no results" until some are ingested). */
+  readonly shards: number;
   close(): Promise<void>;
 }
 
@@ -101,6 +106,9 @@ class FrontEnd {
         return x.sendError(errorOf('NOT_FOUND'));
       case 'ping':
         return x.sendJson({ ping: 'ok' });
+      case 'openapi':
+        // No key: partners fetch the description before they have one.
+        return x.sendJsonText(openApiText());
       case 'rate_limit':
         return x.sendJson(await this.gate.rateLimit(x.apiKey, x.ip));
       case 'flex':
@@ -210,8 +218,11 @@ class FrontEnd {
   }
 }
 
-function createApp(opts: ServerOptions, front: FrontEnd): TemplatedApp {
+function createApp(opts: ServerOptions, front: FrontEnd, consoleFiles: ConsoleFiles | undefined): TemplatedApp {
   const app = opts.tlsCert && opts.tlsKey ? uws.SSLApp({ cert_file_name: opts.tlsCert, key_file_name: opts.tlsKey }) : uws.App();
+  // uWS matches these more specific patterns before the API's catch-all, whatever the order they are added in.
+  app.get(CONSOLE_PATH, (res: HttpResponse) => redirectToConsole(res));
+  app.get(`${CONSOLE_PATH}/*`, (res, req) => serveConsoleFile(consoleFiles, res, req));
   app.get('/*', (res, req) => front.onGet(res, req));
   // Every endpoint is GET; other methods get the front end's 404.
   app.any('/*', (res: HttpResponse) => {
@@ -234,8 +245,21 @@ async function listen(app: TemplatedApp, host: string, port: number): Promise<us
   return sock;
 }
 
+/** The console's files, or undefined (its paths then get 404) when they were not built: the API serves either way. */
+function loadConsole(): ConsoleFiles | undefined {
+  try {
+    return ConsoleFiles.load();
+  } catch (err) {
+    log.warn({ err }, 'web console not served: its files did not load (run `npm run build`)');
+    return undefined;
+  }
+}
+
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   checkLimits();
+  // Before anything below creates files there (the SQLite key store would
+  // create the directory): a typo'd path must not serve an empty dataset.
+  requireDataDir(opts.dataDir);
   const faults = activeFaults();
   if (faults !== undefined) log.warn({ faults }, 'RRSCAN_FAULTS is set: failures will be injected on purpose (tests only)');
   const searchTimeoutMs = opts.searchTimeoutMs ?? LIMITS.searchTimeoutMs;
@@ -251,13 +275,20 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     });
   const gate = AccessGate.open(opts.keyStore ?? sqliteKeyStoreConfig(opts.dataDir));
   const keepAliveMs = opts.keepAliveMs ?? LIMITS.keepAliveIntervalMs;
-  log.info({ ...backend.describe(), keepAliveMs }, 'data backend ready');
+  const described = backend.describe();
+  log.info({ ...described, keepAliveMs }, opts.clickhouse !== undefined ? 'data backend ready' : 'shards loaded');
+  openApiText(); // built now, not on the thread of the first request that asks for it
+  const shards = Number(described['shards'] ?? 0);
+  if (opts.clickhouse === undefined && shards === 0) {
+    log.warn({ dataDir: opts.dataDir }, 'the data directory holds no shards: every search finds nothing until data is ingested');
+  }
   const front = new FrontEnd(backend, gate, keepAliveMs, searchTimeoutMs);
-  const sock = await listen(createApp(opts, front), opts.host, opts.port);
+  const sock = await listen(createApp(opts, front, loadConsole()), opts.host, opts.port);
   const port = uws.us_socket_local_port(sock);
   const hostForUrl = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
   return {
     port,
+    shards,
     url: `${opts.tlsCert ? 'https' : 'http'}://${hostForUrl}:${port}`,
     async close() {
       // No new connections; open streams end with a terminator saying why

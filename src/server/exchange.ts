@@ -38,11 +38,16 @@ export class Exchange {
 
   /** A 200 with one JSON object and its newline (ping, rate_limit). */
   sendJson(body: object): void {
+    this.sendJsonText(JSON.stringify(body) + '\n');
+  }
+
+  /** A 200 with JSON text already written (the OpenAPI document, built once). */
+  sendJsonText(text: string): void {
     if (this.aborted) return;
     this.res.cork(() => {
       this.res.writeStatus('200 OK');
       this.res.writeHeader('Content-Type', 'application/json');
-      this.res.end(JSON.stringify(body) + '\n');
+      this.res.end(text);
     });
   }
 }

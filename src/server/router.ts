@@ -12,6 +12,7 @@ import { percentDecode } from '../query/percent.js';
 export type Route =
   | { kind: 'ping' }
   | { kind: 'rate_limit' }
+  | { kind: 'openapi' }
   | { kind: 'flex'; segments: string[] }
   | { kind: 'lookup' | 'summarize'; segments: string[] }
   | { kind: 'not_found' };
@@ -44,6 +45,7 @@ export function route(rawPath: string): Route {
   switch (segments[0]) {
     case 'ping': return segments.length === 1 ? { kind: 'ping' } : { kind: 'not_found' };
     case 'rate_limit': return segments.length === 1 ? { kind: 'rate_limit' } : { kind: 'not_found' };
+    case 'openapi.json': return segments.length === 1 ? { kind: 'openapi' } : { kind: 'not_found' };
     case 'regex':
     case 'glob': return { kind: 'flex', segments };
     case 'lookup':

@@ -8,17 +8,29 @@
 // every input and writes its own output shards, which are disjoint by owner.
 // The run publishes them all in one manifest swap or deletes them all.
 // Shards that an ingest publishes while compaction runs are not touched: the
-// swap removes exactly the shards that were merged.
+// swap removes exactly the shards that were merged, and refuses to publish
+// when one of them is gone (another compaction merged it: publishing would
+// count its RRsets twice). One compaction runs at a time in a directory: each
+// holds a flock on the directory itself for its run (the compaction lock), so
+// `rrscan compact` waits for a background merge (auto-compactor.ts) to end
+// instead of racing it.
+//
+// mergeShards() merges any set of live shards (the background policy picks
+// a few); compact() merges them all.
 
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { rm } from 'node:fs/promises';
 import { LIMITS } from '../config/limits.js';
+import { CompactionConflictError } from '../errors/catalogue.js';
 import { addSighting } from '../model/sighting.js';
 import { RrsetTable } from './rrset-table.js';
 import { runOnThreads, threadsFor } from '../lib/threads.js';
 import type { Observation } from '../model/observation.js';
-import { readManifest, removeLeftovers, updateManifest, type ShardEntry } from './manifest.js';
-import { WriterLock } from './file-lock.js';
+import { readManifest, removeLeftovers, removeUnpublished, updateManifest, waitForLock, type ShardEntry } from './manifest.js';
+import { FileLock, WriterLock } from './file-lock.js';
+import { releaseMapping } from './mapped-file.js';
+import { weightOf } from './compaction-policy.js';
 import { ShardReader, type ShardHandle } from './shard-reader.js';
 import { blobRecord } from './blob.js';
 import { shardRrsets } from './shard-rrsets.js';
@@ -32,7 +44,12 @@ export interface CompactSummary {
   outputShards: number;
   rrsetsIn: number;
   rrsetsOut: number;
+  bytesIn: number;
+  bytesOut: number;
   seconds: number;
+  /** File names of the merged shards and of the shards that replaced them. */
+  inputs: string[];
+  outputs: string[];
 }
 
 export interface CompactOptions {
@@ -45,11 +62,32 @@ export interface CompactOptions {
   parallelRrsetsMin?: number;
 }
 
+export interface MergeOptions extends CompactOptions {
+  /** The output shards' source label. */
+  label?: string;
+  /**
+   * Merge on a worker thread even when one range does: the inputs are then
+   * opened and checked there too, and the caller's event loop (a receiver,
+   * a server) never waits on the merge.
+   */
+  offThread?: boolean;
+  /**
+   * Abandons the merge when aborted before its swap: its threads are
+   * stopped, what they wrote is deleted, the manifest is untouched, and
+   * mergeShards rejects with an AbortError. Once the swap has begun it ends.
+   */
+  signal?: AbortSignal;
+}
+
 /** One thread's part of a compaction: owners in [from, to) of every input, by reversed name. */
 export interface CompactRange {
   dataDir: string;
-  /** The inputs, mapped and verified once by the caller and shared (ShardReader.attach). */
-  shards: ShardHandle[];
+  /**
+   * The inputs: mapped and verified once by the caller and shared
+   * (ShardReader.attach), or paths that the merging thread opens, checks
+   * and unmaps when done.
+   */
+  shards: readonly (ShardHandle | string)[];
   /** Reversed owner names; undefined = the start or the end of the key space. */
   from: string | undefined;
   to: string | undefined;
@@ -65,44 +103,95 @@ export interface CompactRangeResult {
   rrsetsIn: number;
 }
 
+/**
+ * Takes the compaction lock of `dataDir` (see the top of this file), or
+ * undefined while another compaction holds it; returns its release.
+ */
+export function tryCompactionLock(dataDir: string): (() => void) | undefined {
+  const lock = FileLock.tryAcquireDirectory(dataDir);
+  return lock === undefined ? undefined : () => lock.release();
+}
+
+/** Merges every live shard into as few as possible, waiting for a compaction already running. */
 export async function compact(dataDir: string, opts: CompactOptions = {}): Promise<CompactSummary> {
-  const started = performance.now();
-  const now = opts.now ?? Math.floor(Date.now() / 1000);
-  const perShard = opts.shardRrsetsMax ?? LIMITS.shardRrsetsMax;
-  const inputs = readManifest(dataDir).shards;
-  if (inputs.length <= 1) {
+  if (!existsSync(dataDir)) return unmerged([]);
+  const release = await waitForLock(() => tryCompactionLock(dataDir), LIMITS.compactLockWaitMs,
+    () => `${dataDir}: another compaction has been running`);
+  try {
+    const inputs = readManifest(dataDir).shards;
+    if (inputs.length > 1) return await mergeShards(dataDir, inputs, opts);
     // No swap to clean up after a dead writer, so clean up here: this is the
     // run that follows a compaction killed after its swap (removeLeftovers).
     await removeLeftovers(dataDir);
-    return { inputShards: inputs.length, outputShards: inputs.length, rrsetsIn: inputs[0]?.rrsets ?? 0,
-      rrsetsOut: inputs[0]?.rrsets ?? 0, seconds: 0 };
+    return unmerged(inputs);
+  } finally {
+    release();
   }
+}
+
+/** The summary of a compaction with nothing to merge (at most one shard). */
+function unmerged(inputs: readonly ShardEntry[]): CompactSummary {
+  const files = inputs.map((e) => e.file);
+  return { inputShards: inputs.length, outputShards: inputs.length, rrsetsIn: inputs[0]?.rrsets ?? 0,
+    rrsetsOut: inputs[0]?.rrsets ?? 0, bytesIn: inputs[0]?.bytes ?? 0, bytesOut: inputs[0]?.bytes ?? 0, seconds: 0,
+    inputs: files, outputs: files };
+}
+
+/**
+ * Merges `inputs`, live shards of `dataDir`, into new shards and swaps them
+ * in for exactly those inputs. The caller holds the compaction lock. Throws, having
+ * published nothing and deleted what it wrote, when a merge thread fails, the
+ * disk is full, the signal aborts, or another compaction merged an input
+ * first (CompactionConflictError).
+ */
+export async function mergeShards(dataDir: string, inputs: readonly ShardEntry[], opts: MergeOptions = {}): Promise<CompactSummary> {
+  const started = performance.now();
+  const now = opts.now ?? Math.floor(Date.now() / 1000);
+  const perShard = opts.shardRrsetsMax ?? LIMITS.shardRrsetsMax;
   const total = inputs.reduce((n, e) => n + e.rrsets, 0);
-  const threads = total < (opts.parallelRrsetsMin ?? LIMITS.compactParallelRrsetsMin) ? 1
+  const threads = opts.offThread || total < (opts.parallelRrsetsMin ?? LIMITS.compactParallelRrsetsMin) ? 1
     : threadsFor(opts.threads);
   const files = inputs.map((e) => e.file);
-  const readers = files.map((f) => ShardReader.open(path.join(dataDir, f)));
-  const shards = readers.map((r) => ({ name: r.name, buffer: r.buffer }));
-  const bounds = splitOwners(readers, threads);
+  const label = opts.label ?? `compact ${inputs.length} shards`;
   const writer = WriterLock.acquire(dataDir);
   let results: CompactRangeResult[];
   try {
+    let shards: (ShardHandle | string)[];
+    let bounds: (string | undefined)[];
+    if (opts.offThread) {
+      shards = files.map((f) => path.join(dataDir, f));
+      bounds = [undefined, undefined];
+    } else {
+      const readers = files.map((f) => ShardReader.open(path.join(dataDir, f)));
+      shards = readers.map((r) => ({ name: r.name, buffer: r.buffer }));
+      bounds = splitOwners(readers, threads);
+    }
     // Threads share the output budget, so peak memory is that of one thread.
     const tasks = bounds.slice(1).map((to, i): CompactRange => ({
       dataDir, shards, from: bounds[i], to, shardRrsetsMax: Math.max(1, Math.ceil(perShard / threads)), now,
-      label: `compact ${inputs.length} shards`, writer: writer.id,
+      label, writer: writer.id,
     }));
-    const settled = tasks.length === 1 ? await Promise.allSettled([compactRange(tasks[0]!)])
-      : await runOnThreads<CompactRange, CompactRangeResult>('compact', tasks);
+    const settled = tasks.length === 1 && !opts.offThread ? await Promise.allSettled([compactRange(tasks[0]!)])
+      : await runOnThreads<CompactRange, CompactRangeResult>('compact', tasks, opts.signal);
     results = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
     const written = results.flatMap((r) => r.written);
     const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     try {
       if (failed) throw failed.reason;
-      const merged = new Set(files);
-      await updateManifest(dataDir, (m) => [...m.shards.filter((s) => !merged.has(s.file)), ...written]);
+      opts.signal?.throwIfAborted();
+      const outputs = spreadWeight(written, inputs.reduce((n, e) => n + weightOf(e), 0));
+      await updateManifest(dataDir, (m) => {
+        const live = new Set(m.shards.map((s) => s.file));
+        const gone = files.find((f) => !live.has(f));
+        if (gone !== undefined) throw new CompactionConflictError(dataDir, gone);
+        const merged = new Set(files);
+        return [...m.shards.filter((s) => !merged.has(s.file)), ...outputs];
+      });
+      results = [{ written: outputs, rrsetsIn: results.reduce((n, r) => n + r.rrsetsIn, 0) }];
     } catch (err) {
       for (const w of written) await rm(path.join(dataDir, w.file), { force: true });
+      // A thread that was stopped did not say what it had written.
+      await removeUnpublished(dataDir, writer.id);
       throw err;
     }
   } finally {
@@ -112,8 +201,20 @@ export async function compact(dataDir: string, opts: CompactOptions = {}): Promi
   return {
     inputShards: inputs.length, outputShards: written.length,
     rrsetsIn: results.reduce((n, r) => n + r.rrsetsIn, 0), rrsetsOut: written.reduce((n, w) => n + w.rrsets, 0),
-    seconds: (performance.now() - started) / 1000,
+    bytesIn: inputs.reduce((n, e) => n + e.bytes, 0), bytesOut: written.reduce((n, w) => n + w.bytes, 0),
+    seconds: (performance.now() - started) / 1000, inputs: files, outputs: written.map((w) => w.file),
   };
+}
+
+/** The outputs with the inputs' weight shared by their RRsets (the last takes the rounding), so weights still add up. */
+function spreadWeight(written: readonly ShardEntry[], weight: number): ShardEntry[] {
+  const rrsets = written.reduce((n, w) => n + w.rrsets, 0);
+  let left = weight;
+  return written.map((w, i) => {
+    const share = i === written.length - 1 ? left : Math.floor((weight * w.rrsets) / Math.max(1, rrsets));
+    left -= share;
+    return { ...w, rrsetsIngested: share };
+  });
 }
 
 /**
@@ -138,7 +239,16 @@ function splitOwners(readers: readonly ShardReader[], parts: number): (string | 
 
 /** Merges one range of owners of every input into new shard files; deletes what it wrote if it fails. */
 export async function compactRange(t: CompactRange): Promise<CompactRangeResult> {
-  const readers = t.shards.map((h) => ShardReader.attach(h.name, h.buffer));
+  const readers = t.shards.map((h) => (typeof h === 'string' ? ShardReader.open(h) : ShardReader.attach(h.name, h.buffer)));
+  try {
+    return await mergeRange(t, readers);
+  } finally {
+    // What this thread mapped, it unmaps now: the inputs are deleted at the swap.
+    t.shards.forEach((h, i) => (typeof h === 'string' ? releaseMapping(readers[i]!.buffer) : undefined));
+  }
+}
+
+async function mergeRange(t: CompactRange, readers: readonly ShardReader[]): Promise<CompactRangeResult> {
   const written: ShardEntry[] = [];
   let batch = new RrsetTable();
   let rrsetsIn = 0;

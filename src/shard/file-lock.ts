@@ -47,6 +47,22 @@ export class FileLock {
     return locked ? new FileLock(file, fd) : undefined;
   }
 
+  /**
+   * Locks the directory `dir` itself, exclusively (flock works on a
+   * directory's descriptor): a lock that needs no file of its own, so taking
+   * it writes nothing, not even on a full disk. Only release() applies.
+   */
+  static tryAcquireDirectory(dir: string): FileLock | undefined {
+    const fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY);
+    let locked = false;
+    try {
+      locked = addon.tryLock(fd, true);
+    } finally {
+      if (!locked) closeSync(fd);
+    }
+    return locked ? new FileLock(dir, fd) : undefined;
+  }
+
   /** Sets the file's text (who holds it, for people). Best effort: a full disk leaves it empty. */
   note(text: string): void {
     assert.ok(this.fd !== undefined, 'lock released');

@@ -13,11 +13,11 @@
 // (removeLeftovers): shard names carry their writer's id, and a dead
 // writer's lock is free.
 
-import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { LIMITS } from '../config/limits.js';
-import { asDiskFull } from '../errors/catalogue.js';
+import { asDiskFull, DataDirMissingError } from '../errors/catalogue.js';
 import { FileLock, isNewWriterLock, writerLockFile, writerOfLockName } from './file-lock.js';
 import { syncDir, writerOfShardFile } from './shard-writer.js';
 
@@ -31,6 +31,13 @@ export interface ShardEntry {
   bytes: number;
   createdAt: number;
   source: string;
+  /**
+   * RRsets that ingest runs published and this shard aggregates: set by
+   * compaction (the sum over its inputs), absent on shards ingest wrote
+   * (their own RRsets). The compaction policy tiers shards by it
+   * (compaction-policy.ts weightOf).
+   */
+  rrsetsIngested?: number;
 }
 
 export interface Manifest {
@@ -53,26 +60,53 @@ export function readManifest(dataDir: string): Manifest {
   return parsed;
 }
 
+/**
+ * Throws DataDirMissingError unless `dataDir` is an existing directory.
+ * Readers (serve) call it before anything creates files there: writers
+ * (ingest, compact, demo) create the directory, a reader must not.
+ */
+export function requireDataDir(dataDir: string): void {
+  let isDir: boolean;
+  try {
+    isDir = statSync(dataDir).isDirectory();
+  } catch (err) {
+    if ((err as { code?: unknown }).code === 'ENOENT' || (err as { code?: unknown }).code === 'ENOTDIR') {
+      throw new DataDirMissingError(dataDir, 'missing');
+    }
+    throw err;
+  }
+  if (!isDir) throw new DataDirMissingError(dataDir, 'not-a-directory');
+}
+
 async function acquireLock(dataDir: string): Promise<() => void> {
   const file = path.join(dataDir, LOCK_FILE);
-  const deadline = Date.now() + LIMITS.manifestLockWaitMs;
-  for (;;) {
+  return waitForLock(() => {
     let lock: FileLock | undefined;
     try {
       lock = FileLock.tryAcquire(file);
     } catch (err) {
       throw asDiskFull(err, dataDir, LOCK_FILE);
     }
-    if (lock !== undefined) {
-      lock.note(`${process.pid}\n`);
-      // The file stays: deleting it would let a waiter lock the unlinked
-      // file while a newcomer locks a new one.
-      return () => lock.release();
-    }
-    if (Date.now() > deadline) {
-      const holder = readFileSync(file, 'utf8').trim() || 'unknown';
-      throw new Error(`${file}: held by process ${holder} for over ${LIMITS.manifestLockWaitMs} ms`);
-    }
+    if (lock === undefined) return undefined;
+    // The file stays: deleting it would let a waiter lock the unlinked
+    // file while a newcomer locks a new one.
+    const held = lock;
+    held.note(`${process.pid}\n`);
+    return () => held.release();
+  }, LIMITS.manifestLockWaitMs, () => `${file}: held by process ${readFileSync(file, 'utf8').trim() || 'unknown'}`);
+}
+
+/**
+ * Calls `tryAcquire` until it returns a lock's release, polling every
+ * manifestLockPollMs; after `waitMs` throws, saying `held()` and how long.
+ */
+export async function waitForLock(tryAcquire: () => (() => void) | undefined, waitMs: number,
+  held: () => string): Promise<() => void> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const release = tryAcquire();
+    if (release !== undefined) return release;
+    if (Date.now() > deadline) throw new Error(`${held()} for over ${waitMs} ms`);
     await new Promise((r) => setTimeout(r, LIMITS.manifestLockPollMs));
   }
 }
@@ -141,6 +175,17 @@ export async function removeLeftovers(dataDir: string): Promise<void> {
   } finally {
     release();
   }
+}
+
+/**
+ * Deletes the shards and temp files writer `writer` left unpublished: a
+ * compaction abandoned mid-run (its threads stopped without saying what they
+ * had written). Only that writer's files, never a listed one; the caller is
+ * that writer, so no swap can publish them meanwhile.
+ */
+export async function removeUnpublished(dataDir: string, writer: string): Promise<void> {
+  const live = new Set(readManifest(dataDir).shards.map((s) => s.file));
+  await removeFiles(dataDir, readdirSync(dataDir).filter((f) => writerOfShardFile(f) === writer && !live.has(f)));
 }
 
 /** Deletes files of `dataDir`; one that cannot be deleted is only disk space, and a warning. */

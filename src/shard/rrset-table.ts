@@ -47,6 +47,14 @@ export class Column<T extends TypedArray> {
     this.length += values.length;
   }
 
+  /** A column holding exactly `values` (a table rebuilt from its data: RrsetTable's constructor). */
+  static of<T extends TypedArray>(kind: TypedArrayClass<T>, values: T): Column<T> {
+    const c = new Column(kind, 0);
+    c.data = values;
+    c.length = values.length;
+    return c;
+  }
+
   get(i: number): number {
     return this.data[i]!;
   }
@@ -61,7 +69,7 @@ export class Column<T extends TypedArray> {
   }
 
   private grow(need: number): void {
-    let size = this.data.length * 2;
+    let size = Math.max(1, this.data.length * 2);
     while (size < need) size *= 2;
     const next = new this.kind(size);
     next.set(this.data as never);
@@ -86,6 +94,30 @@ function intern(ids: Map<string, number>, list: string[], s: string): number {
     list.push(s);
   }
   return id;
+}
+
+/**
+ * The columns the shard writer reads (RrsetTable.data()): plain values that
+ * can be posted to a worker thread, which rebuilds a table from them to
+ * write the shard there (the live receiver, src/ingest/live/).
+ */
+export interface RrsetTableData {
+  names: string[];
+  bailiwicks: string[];
+  rdataText: string[];
+  rdataType: Uint16Array<ArrayBuffer>;
+  wireBytes: Uint8Array<ArrayBuffer>;
+  wireStarts: Uint32Array<ArrayBuffer>;
+  owner: Uint32Array<ArrayBuffer>;
+  rrtype: Uint16Array<ArrayBuffer>;
+  bailiwick: Uint32Array<ArrayBuffer>;
+  rdataStarts: Uint32Array<ArrayBuffer>;
+  rdataRows: Uint32Array<ArrayBuffer>;
+  count: Float64Array<ArrayBuffer>;
+  timeFirst: Uint32Array<ArrayBuffer>;
+  timeLast: Uint32Array<ArrayBuffer>;
+  zoneTimeFirst: Uint32Array<ArrayBuffer>;
+  zoneTimeLast: Uint32Array<ArrayBuffer>;
 }
 
 /**
@@ -137,9 +169,49 @@ export class RrsetTable {
   private readonly rows: number[] = [];
   private readonly scratch = noSighting();
 
-  constructor() {
-    this.rdataStarts.push(0);
-    this.wireStarts.push(0);
+  /** Set for a table rebuilt from data(): the writer may read it, but it has no index to add to. */
+  private readonly readOnly: boolean;
+
+  /** An empty table, or (`data`) the RRsets another table held, for the shard writer only. */
+  constructor(data?: RrsetTableData) {
+    this.readOnly = data !== undefined;
+    if (data === undefined) {
+      this.rdataStarts.push(0);
+      this.wireStarts.push(0);
+      return;
+    }
+    this.names = data.names;
+    this.bailiwicks = data.bailiwicks;
+    this.rdataText = data.rdataText;
+    this.rdataType = Column.of(Uint16Array, data.rdataType);
+    this.wireBytes = Column.of(Uint8Array, data.wireBytes);
+    this.wireStarts = Column.of(Uint32Array, data.wireStarts);
+    this.owner = Column.of(Uint32Array, data.owner);
+    this.rrtype = Column.of(Uint16Array, data.rrtype);
+    this.bailiwick = Column.of(Uint32Array, data.bailiwick);
+    this.rdataStarts = Column.of(Uint32Array, data.rdataStarts);
+    this.rdataRows = Column.of(Uint32Array, data.rdataRows);
+    this.count = Column.of(Float64Array, data.count);
+    this.timeFirst = Column.of(Uint32Array, data.timeFirst);
+    this.timeLast = Column.of(Uint32Array, data.timeLast);
+    this.zoneTimeFirst = Column.of(Uint32Array, data.zoneTimeFirst);
+    this.zoneTimeLast = Column.of(Uint32Array, data.zoneTimeLast);
+  }
+
+  /**
+   * The columns the writer reads, as views of this table's memory. Posting
+   * them with their buffers in the transfer list moves that memory to the
+   * other thread (dataBuffers): this table is then unusable.
+   */
+  data(): RrsetTableData {
+    return {
+      names: this.names, bailiwicks: this.bailiwicks, rdataText: this.rdataText,
+      rdataType: this.rdataType.view(), wireBytes: this.wireBytes.view(), wireStarts: this.wireStarts.view(),
+      owner: this.owner.view(), rrtype: this.rrtype.view(), bailiwick: this.bailiwick.view(),
+      rdataStarts: this.rdataStarts.view(), rdataRows: this.rdataRows.view(), count: this.count.view(),
+      timeFirst: this.timeFirst.view(), timeLast: this.timeLast.view(),
+      zoneTimeFirst: this.zoneTimeFirst.view(), zoneTimeLast: this.zoneTimeLast.view(),
+    };
   }
 
   /** Distinct RRsets held. */
@@ -148,6 +220,7 @@ export class RrsetTable {
   }
 
   add(o: Observation): void {
+    if (this.readOnly) throw new Error('RrsetTable: a table rebuilt from data() is read-only');
     this.observations++;
     let ids = this.rdataIds.get(o.rrtype);
     if (ids === undefined) this.rdataIds.set(o.rrtype, (ids = new Map()));
@@ -280,4 +353,11 @@ export class RrsetTable {
     for (let r = 1; r < rows.length; r++) if (rows[r] !== rows[w - 1]) rows[w++] = rows[r]!;
     rows.length = w;
   }
+}
+
+/** The distinct buffers under a table's data(), for a postMessage transfer list. */
+export function dataBuffers(d: RrsetTableData): ArrayBuffer[] {
+  const out = new Set<ArrayBuffer>();
+  for (const v of Object.values(d)) if (ArrayBuffer.isView(v)) out.add(v.buffer as ArrayBuffer);
+  return [...out];
 }

@@ -35,7 +35,7 @@ export class ShardSpiller {
   observations = 0;
 
   /** `writer`: the run's WriterLock id (file-lock.ts), taken by the thread that publishes. */
-  constructor(private readonly dataDir: string, private readonly label: string, private readonly now: number,
+  constructor(private readonly dataDir: string, private readonly label: string, readonly now: number,
     readonly memoryRrsets: number, readonly writer: string) {
     mkdirSync(dataDir, { recursive: true });
   }
@@ -47,6 +47,23 @@ export class ShardSpiller {
     if (this.table.size >= this.memoryRrsets) await this.spill();
   }
 
+  /**
+   * Adds without ever spilling, for a caller that publishes on its own
+   * schedule (the live receiver, src/ingest/live/): returns the RRsets now
+   * held, which that caller bounds.
+   */
+  hold(o: Observation): number {
+    this.records += o.rdata.length;
+    this.observations++;
+    this.table.add(o);
+    return this.table.size;
+  }
+
+  /** RRsets held in memory, not yet written. */
+  get held(): number {
+    return this.table.size;
+  }
+
   async spill(): Promise<void> {
     if (this.table.size === 0) return;
     const { body, stats } = buildShardBody(this.table, this.label, this.now);
@@ -54,6 +71,20 @@ export class ShardSpiller {
     const file = await writeShardFile(this.dataDir, body, this.now, this.writer);
     this.written.push({ file, rrsets: stats.rrsets, bytes: body.byteLength + SHARD_HEADER_BYTES });
     this.rrsets += stats.rrsets;
+  }
+
+  /**
+   * spill() with the shard built and written by `write` instead of here (the
+   * live receiver writes on a worker thread, so that building does not hold
+   * the thread that reads its senders). `write` owns the table it is given.
+   */
+  async spillWith(write: (table: RrsetTable) => Promise<WrittenShard>): Promise<void> {
+    if (this.table.size === 0) return;
+    const table = this.table;
+    this.table = new RrsetTable();
+    const w = await write(table);
+    this.written.push(w);
+    this.rrsets += w.rrsets;
   }
 
   /** Shards written by another thread for this run: published or deleted with this one's. */

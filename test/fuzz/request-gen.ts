@@ -71,7 +71,7 @@ export function answerOf(req: Request, key: KeyWindow): Answer {
     const r = route(req.path);
     kind = r.kind;
     if (r.kind === 'not_found') return { status: 404, code: 'NOT_FOUND', route: r.kind };
-    if (r.kind === 'ping' || r.kind === 'rate_limit') return { status: 200, route: r.kind };
+    if (r.kind === 'ping' || r.kind === 'rate_limit' || r.kind === 'openapi') return { status: 200, route: r.kind };
     if (!acceptsNdjson(req.accept)) throw new ApiError('NOT_ACCEPTABLE');
     const search = parseSearch(r.kind, r.segments, req.query, req.path, NOW, NEVER_PLANNED, LIMITS.searchTimeoutMs);
     licence = true;

@@ -50,7 +50,7 @@ describe('fuzz: router and query parsing', () => {
       // Spec rules that decide the answer on their own.
       const segs = segmentsAfterPrefix(req.path);
       const first = segs?.[0] === undefined ? undefined : percentDecode(segs[0]);
-      const known = ['ping', 'rate_limit', 'regex', 'glob', 'lookup', 'summarize'];
+      const known = ['ping', 'rate_limit', 'openapi.json', 'regex', 'glob', 'lookup', 'summarize'];
       const wellFormed = segs !== undefined && segs.every((s) => percentDecode(s) !== undefined);
       if (segs === undefined || (wellFormed && (first === undefined || !known.includes(first)))) {
         expect(a.code, 'unknown top-level component').toBe('NOT_FOUND');
@@ -164,7 +164,7 @@ describe('fuzz: router and query parsing', () => {
     checkProperty('router accept', RUNS, fc.property(requestArb(false), acceptArb, keyWindowArb, (req, accept, key) => {
       const a = answerOf({ ...req, accept }, key);
       const b = answerOf({ ...req, accept: 'text/csv' }, key);
-      if (a.route !== undefined && a.route !== 'ping' && a.route !== 'rate_limit' && a.route !== 'not_found') {
+      if (a.route !== undefined && !['ping', 'rate_limit', 'openapi', 'not_found'].includes(a.route)) {
         expect(b.code).toBe('NOT_ACCEPTABLE');
       }
     }));

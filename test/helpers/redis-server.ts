@@ -20,8 +20,8 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe } from 'vitest';
 import type { KeyStoreConfig } from '../../src/auth/stores/open-key-store.js';
 
-/** The redis-server binary on PATH, or undefined. */
-function onPath(name: string): string | undefined {
+/** The executable `name` found on PATH (redis-server here, chromium for the console tests), or undefined. */
+export function onPath(name: string): string | undefined {
   for (const dir of (process.env['PATH'] ?? '').split(path.delimiter)) {
     if (dir === '') continue;
     const file = path.join(dir, name);

@@ -61,18 +61,24 @@ describe.skipIf(!HAVE_REDIS)('front ends sharing one Redis', () => {
 
   const key = (...flags: string[]): string => addKey(dir, ['--redis-url', redis.url, ...flags]);
 
-  it('a key\'s --max-concurrent holds across front ends; the slot comes back when the request ends', async () => {
-    const single = key('--unlimited', '--max-concurrent', '1');
-    const held = await stalledGet(one.port, BIG_PATH, single);
+  it('a key\'s --max-concurrent 4 holds across front ends: 4 streams, the 5th gets 503 on either; slots come back', async () => {
+    const capped = key('--unlimited', '--max-concurrent', '4');
+    const held = [
+      await stalledGet(one.port, BIG_PATH, capped), await stalledGet(two.port, BIG_PATH, capped),
+      await stalledGet(one.port, BIG_PATH, capped), await stalledGet(two.port, BIG_PATH, capped),
+    ];
     try {
-      for (const p of [LOOKUP, FLEX]) {
-        const r = await get(two, p, { 'X-API-Key': single });
-        expect([r.status, r.body], p).toEqual([503, TOO_MANY]);
+      for (const [server, p] of [[one, LOOKUP], [two, FLEX], [two, LOOKUP], [one, FLEX]] as const) {
+        const r = await get(server, p, { 'X-API-Key': capped });
+        expect([r.status, r.body], `${p} on ${server.port}`).toEqual([503, TOO_MANY]);
       }
+      held.pop()!.destroy();
+      const fifth = await getUntilNot(one, LOOKUP, capped, 503, 2_000);
+      expect(fifth.status).toBe(200);
     } finally {
-      held.destroy();
+      for (const sock of held) sock.destroy();
     }
-    const after = await getUntilNot(two, LOOKUP, single, 503, 2_000);
+    const after = await getUntilNot(two, LOOKUP, capped, 503, 2_000);
     expect(after.status).toBe(200);
   });
 

@@ -175,6 +175,12 @@ describeEachKeyStore('keys list, revoke, reset', (store) => {
     expect(out).not.toContain(b);
   });
 
+  it('says where a key\'s --max-concurrent is counted', async () => {
+    const key = await add(...store.flags(), '--unlimited', '--max-concurrent', '3');
+    const scope = store.name === 'SQLite' ? 'per server process' : 'across every server on this Redis';
+    expect((await run('show', ...where(), key)).out).toContain(`\nmax_concurrent: 3 ${scope}\n`);
+  });
+
   it('revokes a key (403 from then on) and resets usage', async () => {
     const key = await add(...store.flags(), '--block', '2');
     const fp = hashKey(key).toString('hex').slice(0, 12);

@@ -7,30 +7,11 @@ import type { Observation } from '../../../src/model/observation.js';
 import { dnstapObservations, dnstapResponses } from '../../../src/ingest/dnstap.js';
 import { sensorStats } from '../../../src/ingest/sensor.js';
 import {
-  AA, QR, RD, a, be32, cat, collect, collectingContext, control, dnsMessage, fieldBytes, fieldFixed32, fieldVarint, tempFile,
+  AA, QR, RD, a, be32, cat, collect, collectingContext, control, dnsMessage, dnstapFrame, tempFile,
 } from './wire-fixtures.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const REAL = path.resolve(here, '../../../../shared/data/real/dnstap');
-
-interface TapFixture {
-  type: number; responseTimeSec?: number; queryTimeSec?: number; query?: Uint8Array; response?: Uint8Array; zone?: string;
-}
-
-function dnstapFrame(m: TapFixture, dnstapType = 1): Uint8Array {
-  const msg = cat([
-    fieldVarint(1, m.type),
-    fieldVarint(2, 2), // socket_family INET
-    fieldVarint(3, 1), // socket_protocol UDP
-    ...(m.queryTimeSec !== undefined ? [fieldVarint(8, m.queryTimeSec), fieldFixed32(9, 5)] : []),
-    ...(m.query ? [fieldBytes(10, m.query)] : []),
-    ...(m.zone ? [fieldBytes(11, nameToWire(m.zone))] : []),
-    ...(m.responseTimeSec !== undefined ? [fieldVarint(12, m.responseTimeSec), fieldFixed32(13, 7)] : []),
-    ...(m.response ? [fieldBytes(14, m.response)] : []),
-  ]);
-  const tap = cat([fieldBytes(1, new TextEncoder().encode('fixture')), fieldBytes(14, msg), fieldVarint(15, dnstapType)]);
-  return cat([be32(tap.length), tap]);
-}
 
 function fstrm(frames: Uint8Array[], contentType = 'protobuf:dnstap.Dnstap'): Uint8Array {
   return cat([control(2, contentType), ...frames, control(3)]);
@@ -67,6 +48,42 @@ describe('dnstap (generated Frame Streams)', () => {
   it('query_zone is the bailiwick', async () => {
     const { obs } = await run('zone.fstrm', fstrm([dnstapFrame({ type: 4, responseTimeSec: T, response, zone: '.' })]));
     expect(summary(obs)).toEqual([`www.example.com. 1 . ${T} 192.0.2.1`, `ns.other.test. 1 . ${T} 192.0.2.99`]);
+  });
+
+  it('the bailiwick rule by message type (module comment): query_zone when recorded, else inferred', async () => {
+    // A recursive answer: a CNAME into another zone, its target's A, and unrelated glue.
+    const recursive = dnsMessage({
+      flags: QR | RD, qname: 'www.example.com.',
+      answer: [
+        { name: 'www.example.com.', type: 5, rdata: nameToWire('cdn.other.net.') },
+        { name: 'cdn.other.net.', type: 1, rdata: a('198.51.100.1') },
+      ],
+    });
+    // An authority's NXDOMAIN: its SOA names its zone.
+    const nxdomain = dnsMessage({
+      flags: QR | AA | 3, qname: 'nope.sub.example.com.',
+      authority: [{ name: 'example.com.', type: 6, rdata: cat([nameToWire('ns.example.com.'), nameToWire('h.example.com.'),
+        be32(1), be32(2), be32(3), be32(4), be32(5)]) }],
+    });
+    const cases: [string, Uint8Array, string[], number][] = [
+      // RESOLVER_RESPONSE with query_zone: the zone is taken as given; the other zone's records are refused.
+      ['resolver', dnstapFrame({ type: 4, responseTimeSec: T, response, zone: 'example.com.' }),
+        [`www.example.com. 1 example.com. ${T} 192.0.2.1`], 1],
+      // AUTH_RESPONSE without query_zone: the SOA the authority put in (rule 1) names the zone; the SOA is in it.
+      ['auth', dnstapFrame({ type: 2, responseTimeSec: T, response: nxdomain }), [`example.com. 6 example.com. ${T} ns.example.com. h.example.com. 1 2 3 4 5`], 0],
+      // CLIENT_RESPONSE without query_zone (a cache answer): inferred, the question's parent; the CNAME target's A is refused.
+      ['client', dnstapFrame({ type: 6, responseTimeSec: T, response: recursive }),
+        [`www.example.com. 5 example.com. ${T} cdn.other.net.`], 1],
+      // CLIENT_RESPONSE with query_zone: the sender's zone wins over inference.
+      ['client with zone', dnstapFrame({ type: 6, responseTimeSec: T, response: recursive, zone: '.' }),
+        [`www.example.com. 5 . ${T} cdn.other.net.`, `cdn.other.net. 1 . ${T} 198.51.100.1`], 0],
+    ];
+    for (const [name, frame, expected, refused] of cases) {
+      const { obs, ctx, stats } = await run(`rule-${name.replace(/ /g, '-')}.fstrm`, fstrm([frame]));
+      expect(ctx.rejects, name).toEqual([]);
+      expect(summary(obs), name).toEqual(expected);
+      expect(stats.outOfBailiwick, name).toBe(refused);
+    }
   });
 
   it('falls back to query_time_sec when the response time is missing', async () => {

@@ -279,3 +279,24 @@ export function control(type: number, contentType?: string): Uint8Array {
   const body = cat([be32(type), fields]);
   return cat([be32(0), be32(body.length), body]);
 }
+
+/** The dnstap Message fields the fixtures set; a zone is written as a wire name (query_zone). */
+export interface TapFixture {
+  type: number; responseTimeSec?: number; queryTimeSec?: number; query?: Uint8Array; response?: Uint8Array; zone?: string;
+}
+
+/** One Frame Streams data frame (length, then the Dnstap protobuf) holding one Message; `dnstapType` 1 is MESSAGE. */
+export function dnstapFrame(m: TapFixture, dnstapType = 1): Uint8Array {
+  const msg = cat([
+    fieldVarint(1, m.type),
+    fieldVarint(2, 2), // socket_family INET
+    fieldVarint(3, 1), // socket_protocol UDP
+    ...(m.queryTimeSec !== undefined ? [fieldVarint(8, m.queryTimeSec), fieldFixed32(9, 5)] : []),
+    ...(m.query ? [fieldBytes(10, m.query)] : []),
+    ...(m.zone ? [fieldBytes(11, nameToWire(m.zone))] : []),
+    ...(m.responseTimeSec !== undefined ? [fieldVarint(12, m.responseTimeSec), fieldFixed32(13, 7)] : []),
+    ...(m.response ? [fieldBytes(14, m.response)] : []),
+  ]);
+  const tap = cat([fieldBytes(1, new TextEncoder().encode('fixture')), fieldBytes(14, msg), fieldVarint(15, dnstapType)]);
+  return cat([be32(tap.length), tap]);
+}

@@ -6,6 +6,7 @@ describe('route', () => {
     for (const p of ['/pdns/v2', '/dnsdb/v2', '/pdns/v2/dnsdb/v2']) {
       expect(route(`${p}/ping`)).toEqual({ kind: 'ping' });
       expect(route(`${p}/rate_limit`)).toEqual({ kind: 'rate_limit' });
+      expect(route(`${p}/openapi.json`)).toEqual({ kind: 'openapi' });
       expect(route(`${p}/regex/rrnames/a%2Fb`)).toEqual({ kind: 'flex', segments: ['regex', 'rrnames', 'a/b'] });
     }
   });
@@ -15,7 +16,8 @@ describe('route', () => {
       { kind: 'lookup', segments: ['lookup', 'rrset', 'name', '*.example.com', 'A'] });
   });
   it('gives the front end\'s 404 to everything else', () => {
-    for (const p of ['/', '/pdns', '/pdns/v2', '/pdns/v2/', '/pdns/v1/ping', '/pdns/v2/bogus/x', '/x/pdns/v2/ping', '/pdns/v2/ping/x']) {
+    for (const p of ['/', '/pdns', '/pdns/v2', '/pdns/v2/', '/pdns/v1/ping', '/pdns/v2/bogus/x', '/x/pdns/v2/ping', '/pdns/v2/ping/x',
+      '/pdns/v2/openapi.json/x']) {
       expect(route(p), p).toEqual({ kind: 'not_found' });
     }
   });

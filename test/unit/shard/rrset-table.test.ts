@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { RrsetTable } from '../../../src/shard/rrset-table.js';
+import { RrsetTable, dataBuffers } from '../../../src/shard/rrset-table.js';
+import { buildShardBody } from '../../../src/shard/shard-writer.js';
 import type { Observation } from '../../../src/model/observation.js';
 
 function a(rrname: string, addrs: number[], count = 1, bailiwick = 'example.'): Observation {
@@ -41,5 +42,20 @@ describe('RrsetTable', () => {
     expect(t.size).toBe(301);
     expect(rows(t).filter((r) => r.split(' ')[3] !== '2')).toEqual([]);
     expect(rows(t).at(-1)).toBe('other.example. example. 192.0.2.1 2 101-201');
+  });
+
+  it('data() posted to another thread rebuilds a read-only table that writes the same shard bytes', () => {
+    const t = new RrsetTable();
+    for (let i = 0; i < 300; i++) t.add(a(`h${i % 97}.example.`, [i % 5, (i * 7) % 11], 1 + (i % 3), i % 2 ? 'example.' : '.'));
+    const expected = buildShardBody(t, 'test', 1_000).body;
+    const expectedRows = rows(t);
+    const data = t.data();
+    // What postMessage does with the buffers in the transfer list: moved, not copied.
+    const moved = structuredClone(data, { transfer: dataBuffers(data) });
+    expect(data.owner.length).toBe(0); // detached here
+    const copy = new RrsetTable(moved);
+    expect(rows(copy)).toEqual(expectedRows);
+    expect(buildShardBody(copy, 'test', 1_000).body).toEqual(expected);
+    expect(() => copy.add(a('x.example.', [1]))).toThrow('RrsetTable: a table rebuilt from data() is read-only');
   });
 });

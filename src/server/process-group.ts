@@ -1,0 +1,175 @@
+// serve --processes N: N front-end processes on one port of one machine.
+//
+// One process runs one event loop, and the front end's own work (HTTP
+// parsing, auth, merging, JSON) is single-threaded; N processes use N cores
+// for it. Each member is a whole `rrscan serve` (node:cluster re-runs the
+// same command line) with its own scan pool, mapping the same shard files
+// (the page cache holds them once) and reloading them on its own when the
+// manifest changes. They share the port through SO_REUSEPORT: the kernel
+// spreads connections over the members' listening sockets, and no process
+// sits in the data path. uWS sets SO_REUSEPORT only for a non-zero port, so
+// the supervisor turns `--port 0` into a free port before forking.
+//
+// The supervisor holds no sockets or shards: it starts the members, restarts
+// one that dies (a crash loop stops the group), and on SIGTERM or SIGINT asks
+// every member to stop, which ends each open stream with its terminator.
+// Members ignore SIGINT (Ctrl-C reaches every process of the terminal's
+// process group; the supervisor decides) and stop by themselves when the
+// supervisor is gone, so a killed supervisor leaves no front end behind.
+
+import cluster, { type Worker } from 'node:cluster';
+import net from 'node:net';
+import { availableParallelism } from 'node:os';
+import { LIMITS } from '../config/limits.js';
+import { log } from './log.js';
+
+const MEMBER_ENV = 'RRSCAN_GROUP_MEMBER';
+const PORT_ENV = 'RRSCAN_GROUP_PORT';
+
+/** What a member is told by its supervisor. */
+export interface Membership {
+  /** 0 .. processes-1, stable across restarts of the same slot. */
+  readonly index: number;
+  /** The port every member listens on. */
+  readonly port: number;
+}
+
+interface ListeningMessage {
+  kind: 'listening';
+  url: string;
+}
+
+function isListening(m: unknown): m is ListeningMessage {
+  return typeof m === 'object' && m !== null && (m as ListeningMessage).kind === 'listening' &&
+    typeof (m as ListeningMessage).url === 'string';
+}
+
+// Every log line of a member says which one it is.
+if (cluster.isWorker) log.setBindings({ member: Number(process.env[MEMBER_ENV]), pid: process.pid });
+
+/** This process's membership when a supervisor forked it, else undefined. */
+export function membership(): Membership | undefined {
+  if (!cluster.isWorker) return undefined;
+  return { index: Number(process.env[MEMBER_ENV]), port: Number(process.env[PORT_ENV]) };
+}
+
+/** Scan threads per member when the operator gives no --workers: the machine's cores, shared. */
+export function scanThreadsPerMember(processes: number): number {
+  return Math.max(1, Math.floor(availableParallelism() / processes));
+}
+
+/**
+ * Called by a member once it listens: tells the supervisor, and arranges for
+ * `stop` to run when the supervisor goes away.
+ */
+export function joinGroup(url: string, stop: () => void): void {
+  process.on('SIGINT', () => { /* the supervisor relays it as SIGTERM */ });
+  process.once('disconnect', stop);
+  process.send?.({ kind: 'listening', url } satisfies ListeningMessage);
+}
+
+/** A port nobody on `host` listens on right now, for a group asked for `--port 0`. */
+function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', reject);
+    probe.listen(0, host, () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+export interface GroupOptions {
+  processes: number;
+  host: string;
+  /** 0 = a free port, chosen once for the whole group. */
+  port: number;
+}
+
+export class ProcessGroup {
+  private readonly members: (Worker | undefined)[];
+  private readonly deaths: number[] = [];
+  private stopping: Promise<number> | undefined;
+  private exitCode = 0;
+
+  private constructor(processes: number, private readonly port: number) {
+    this.members = new Array<Worker | undefined>(processes).fill(undefined);
+  }
+
+  /** Starts every member; resolves with the group's URL once all of them listen. */
+  static async start(opts: GroupOptions): Promise<{ group: ProcessGroup; url: string }> {
+    const port = opts.port === 0 ? await freePort(opts.host) : opts.port;
+    const group = new ProcessGroup(opts.processes, port);
+    try {
+      const urls = await Promise.all(group.members.map((_, i) => group.fork(i)));
+      log.info({ processes: opts.processes, port }, 'process group listening');
+      return { group, url: urls[0]! };
+    } catch (err) {
+      await group.stop();
+      throw err;
+    }
+  }
+
+  /** Forks the member of slot `index`; resolves with its URL once it listens. */
+  private fork(index: number): Promise<string> {
+    const worker = cluster.fork({ [MEMBER_ENV]: String(index), [PORT_ENV]: String(this.port) });
+    this.members[index] = worker;
+    log.info({ member: index, pid: worker.process.pid }, 'front-end process started');
+    worker.on('exit', (code, signal) => this.onExit(index, worker, code, signal));
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`front-end process ${index} did not listen within ` +
+        `${LIMITS.groupStartTimeoutMs / 1000} s`)), LIMITS.groupStartTimeoutMs);
+      worker.on('message', (m: unknown) => {
+        if (!isListening(m)) return;
+        clearTimeout(timer);
+        resolve(m.url);
+      });
+      worker.once('exit', (code, signal) => {
+        clearTimeout(timer);
+        reject(new Error(`front-end process ${index} exited (${signal ?? `code ${code}`}) before it listened`));
+      });
+    });
+  }
+
+  private onExit(index: number, worker: Worker, code: number | null, signal: string | null): void {
+    if (this.members[index] === worker) this.members[index] = undefined;
+    if (this.stopping !== undefined) {
+      if (code !== 0) this.exitCode = 1;
+      return;
+    }
+    const now = Date.now();
+    this.deaths.push(now);
+    while (this.deaths[0]! < now - LIMITS.groupRestartWindowMs) this.deaths.shift();
+    if (this.deaths.length > LIMITS.groupRestartsMax) {
+      log.error({ member: index, code, signal, deaths: this.deaths.length }, 'front-end processes keep dying; stopping the group');
+      this.exitCode = 1;
+      void this.stop().then((c) => process.exit(c));
+      return;
+    }
+    log.error({ member: index, pid: worker.process.pid, code, signal }, 'front-end process died; starting it again');
+    setTimeout(() => {
+      if (this.stopping !== undefined) return;
+      this.fork(index).catch((err: unknown) => log.error({ member: index, err: String(err) }, 'front-end process did not restart'));
+    }, LIMITS.groupRestartDelayMs);
+  }
+
+  /** SIGTERM to every member, SIGKILL to one still there after groupStopTimeoutMs; resolves with the exit code. */
+  stop(): Promise<number> {
+    this.stopping ??= Promise.all(this.members.map((w) => (w === undefined ? undefined : stopMember(w))))
+      .then(() => this.exitCode);
+    return this.stopping;
+  }
+}
+
+function stopMember(worker: Worker): Promise<void> {
+  return new Promise((resolve) => {
+    if (worker.isDead()) return resolve();
+    const timer = setTimeout(() => worker.process.kill('SIGKILL'), LIMITS.groupStopTimeoutMs);
+    worker.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    worker.process.kill('SIGTERM');
+  });
+}
