@@ -5,7 +5,10 @@
 // the paginator, the result lines and the SAF writer are shared.
 //
 // Every row comes aggregated over all data, so `aggr=false` answers as the
-// local tier does once its shards are compacted into one.
+// local tier does once its shards are compacted into one, except for rdata
+// lookups: rdata_index sums the RRsets of one owner that hold a record
+// (different bailiwicks or record sets), which a shard lists one by one
+// without aggr.
 
 import { ClickHouse } from '../../clickhouse/client.js';
 import { findTables, type Tables } from '../../clickhouse/schema.js';
