@@ -47,7 +47,7 @@ export class RowBinaryWriter {
     return this;
   }
 
-  uint64(n: number): this {
+  uint64(n: number | bigint): this {
     this.room(8);
     this.at = this.buf.writeBigUInt64LE(BigInt(n), this.at);
     return this;

@@ -83,7 +83,8 @@ export const INPUT_COLUMNS = {
   flex_rdata_in: [['rdata', 'String'], ['rrtype', 'UInt16'], ['rdata_wire', 'String'], ['first', 'UInt32'], ['last', 'UInt32']],
   rdata_index_in: [
     ['kind', 'UInt8'], ['rdata_key', 'String'], ['rrtype', 'UInt16'], ['rrname_rev', 'String'], ['rrname', 'String'],
-    ['rdata_name', 'String'], ['rdata', 'String'], ['rdata_wire', 'String'], ['count', 'UInt64'],
+    ['rdata_name', 'String'], ['rdata', 'String'], ['rdata_wire', 'String'], ['bailiwick', 'String'], ['rrset_id', 'UInt64'],
+    ['rrset_rdata', 'Array(String)'], ['count', 'UInt64'],
     ['time_first', 'UInt32'], ['time_last', 'UInt32'], ['zone_time_first', 'UInt32'], ['zone_time_last', 'UInt32'],
   ],
 } as const;
@@ -147,13 +148,15 @@ const AGGREGATES: Aggregate[] = [
   {
     table: 'rdata_index', input: 'rdata_index_in',
     columns: ['kind UInt8', 'rdata_key String', 'rrtype UInt16', 'rrname_rev String', 'rrname String', 'rdata_name String',
-      'rdata String', 'rdata_wire String'],
+      'rdata String', 'rdata_wire String', 'bailiwick String', 'rrset_id UInt64', 'rrset_rdata Array(String)'],
     states: SIGHTING_STATES,
     shardBy: 'cityHash64(rdata_key)',
-    orderBy: 'kind, rdata_key, rrtype, rrname_rev, rdata_wire',
+    // One row per RRset holding the record (bailiwick and rrset_id, a digest of its record set, tell them apart):
+    // aggr=false lists them one by one, as a shard does.
+    orderBy: 'kind, rdata_key, rrtype, rrname_rev, rdata_wire, bailiwick, rrset_id',
     select: `kind, rdata_key, rrtype, rrname_rev, any(rrname) AS rrname, any(rdata_name) AS rdata_name, any(rdata) AS rdata, ` +
-      `rdata_wire, ${SIGHTING_SELECT}`,
-    groupBy: 'kind, rdata_key, rrtype, rrname_rev, rdata_wire',
+      `rdata_wire, bailiwick, rrset_id, any(rrset_rdata) AS rrset_rdata, ${SIGHTING_SELECT}`,
+    groupBy: 'kind, rdata_key, rrtype, rrname_rev, rdata_wire, bailiwick, rrset_id',
   },
 ];
 

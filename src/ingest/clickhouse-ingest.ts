@@ -12,6 +12,7 @@
 // same file again adds the same sightings again, exactly as ingesting it
 // twice into shards does.
 
+import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { LIMITS } from '../config/limits.js';
 import { ClickHouse } from '../clickhouse/client.js';
@@ -49,6 +50,13 @@ function canonicalRdata(rdata: readonly Rdata[]): Rdata[] {
   return sorted.filter((r, i) => i === 0 || Buffer.compare(r.wire, sorted[i - 1]!.wire) !== 0);
 }
 
+/** An RRset's record set as 64 bits (md5 of the length-prefixed wire forms): tells RRsets of one owner, type and bailiwick apart. */
+function rrsetDigest(rdata: readonly Rdata[]): bigint {
+  const h = createHash('md5');
+  for (const r of rdata) h.update(Uint8Array.of(r.wire.length >> 8, r.wire.length & 255)).update(r.wire);
+  return h.digest().readBigUInt64LE(0);
+}
+
 /** The rows one observation adds, in the input tables' column order (schema.ts INPUT_COLUMNS). */
 export class ObservationRows {
   readonly writers: Record<InputTable, RowBinaryWriter> = {
@@ -66,8 +74,10 @@ export class ObservationRows {
     const rdata = canonicalRdata(o.rdata);
     const first = firstSeen(o), last = lastSeen(o);
     const reversed = reverseName(o.rrname);
+    const texts = rdata.map((r) => r.text);
+    let rrsetId = 0n;
     w.rrsets_in.string(reversed).string(o.rrname).uint16(o.rrtype).string(o.bailiwick)
-      .strings(rdata.map((r) => r.text)).strings(rdata.map((r) => r.wire))
+      .strings(texts).strings(rdata.map((r) => r.wire))
       .uint64(o.count).uint32(o.timeFirst).uint32(o.timeLast).uint32(o.zoneTimeFirst).uint32(o.zoneTimeLast).row();
     w.flex_names_in.string(o.rrname).uint16(o.rrtype).uint32(first).uint32(last).row();
     for (const r of rdata) {
@@ -75,9 +85,10 @@ export class ObservationRows {
       const target = rdataTargetName(o.rrtype, r.text)?.toLowerCase();
       const ip = target === undefined ? ipKey(o.rrtype, r.wire) : undefined;
       if (target === undefined && ip === undefined) continue;
+      if (rrsetId === 0n) rrsetId = rrsetDigest(rdata);
       w.rdata_index_in.uint8(target !== undefined ? RDATA_KIND.NAME : RDATA_KIND.IP)
         .string(target !== undefined ? reverseName(target) : ip!).uint16(o.rrtype).string(reversed).string(o.rrname)
-        .string(target ?? '').string(r.text).string(r.wire)
+        .string(target ?? '').string(r.text).string(r.wire).string(o.bailiwick).uint64(rrsetId).strings(texts)
         .uint64(o.count).uint32(o.timeFirst).uint32(o.timeLast).uint32(o.zoneTimeFirst).uint32(o.zoneTimeLast).row();
     }
     this.observations++;

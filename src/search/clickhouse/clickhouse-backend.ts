@@ -4,11 +4,9 @@
 // whose rows come back in the order the local backend's merge produces, so
 // the paginator, the result lines and the SAF writer are shared.
 //
-// Every row comes aggregated over all data, so `aggr=false` answers as the
-// local tier does once its shards are compacted into one, except for rdata
-// lookups: rdata_index sums the RRsets of one owner that hold a record
-// (different bailiwicks or record sets), which a shard lists one by one
-// without aggr.
+// Every RRset comes aggregated over all data, so `aggr=false` answers as
+// the local tier does once its shards are compacted into one (for rdata
+// lookups: each RRset holding the record, lookup-sql.ts).
 
 import { ClickHouse } from '../../clickhouse/client.js';
 import { findTables, type Tables } from '../../clickhouse/schema.js';

@@ -92,17 +92,19 @@ function ipKeyOf(family: 4 | 6, bytes: Uint8Array): Uint8Array {
  * the rarest lookup; it reads the whole rrsets table.
  */
 function rawRdataShape(wire: Uint8Array, want: number, rrsets: string, types: string | undefined,
-  having: string): LookupShape {
+  having: string, aggr: boolean): LookupShape {
   const where = [`w = ${sqlString(wire)}`, ...(types !== undefined ? [types] : [])];
   // The shards key these rows by the wire form in hex (shard-reader.ts rdataByWire).
   const ik = sqlString(Buffer.from(wire).toString('hex'));
   // Joined columns under their own names, in a subquery: 18.16 compares a joined key column with the
   // sort key's array type and refuses the statement (Code 169).
-  const records = `SELECT rrname, rrname_rev, rrtype, text, count, time_first, time_last, zone_time_first, zone_time_last ` +
-    `FROM ${rrsets} ARRAY JOIN rdata AS text, rdata_wire AS w WHERE ${where.join(' AND ')}`;
+  const records = `SELECT rrname, rrname_rev, rrtype, text, bailiwick, rdata_wire AS set_wire, rdata AS set_texts, count, ` +
+    `time_first, time_last, zone_time_first, zone_time_last FROM ${rrsets} ARRAY JOIN rdata AS text, rdata_wire AS w ` +
+    `WHERE ${where.join(' AND ')}`;
   const sql = `SELECT any(rrname) AS owner, rrname_rev AS owner_rev, rrtype, text AS rdata, ${ik} AS ik, ${SIGHTINGS} ` +
-    `FROM (${records}) GROUP BY rrname_rev, rrtype, text${having} ` +
-    `ORDER BY rrtype, rdata, owner_rev LIMIT ${sqlUInt(want)} FORMAT JSONEachRow`;
+    `${aggr ? '' : ', bailiwick, any(set_texts) AS texts '}FROM (${records}) ` +
+    `GROUP BY rrname_rev, rrtype, text${aggr ? '' : ', bailiwick, set_wire'}${having} ` +
+    `ORDER BY rrtype, rdata, owner_rev${aggr ? '' : ', bailiwick, texts'} LIMIT ${sqlUInt(want)} FORMAT JSONEachRow`;
   return { sql, target: 'rdata' };
 }
 
@@ -132,7 +134,7 @@ export function lookupShape(q: LookupQuery, want: number, tables: Tables): Looku
   } else {
     let indexKey: string;
     const v = q.value;
-    if (v.kind === 'raw') return rawRdataShape(v.wire, want, tables.rrsets, types, having);
+    if (v.kind === 'raw') return rawRdataShape(v.wire, want, tables.rrsets, types, having, q.aggr);
     if (v.kind === 'ip') {
       where.push(`kind = ${RDATA_KIND.IP}`,
         `rdata_key >= ${sqlString(ipKeyOf(v.family, v.low))} AND rdata_key <= ${sqlString(ipKeyOf(v.family, v.high))}`);
@@ -151,6 +153,12 @@ export function lookupShape(q: LookupQuery, want: number, tables: Tables): Looku
       SIGHTINGS;
     from = tables.rdata_index;
     group = 'rdata_key, rrtype, rdata, rrname_rev';
+    if (!q.aggr) {
+      // Each RRset holding the record alone, in a shard's order of RRsets: bailiwick, then record set.
+      select += ', bailiwick, any(rrset_rdata) AS texts';
+      group += ', bailiwick, rrset_id';
+      order += ', bailiwick, texts';
+    }
     // Grouped by rrname_rev, so any(rrname_rev) is it; ordering by the alias keeps the ORDER BY on the SELECT list.
   }
   if (types !== undefined) where.push(types);
