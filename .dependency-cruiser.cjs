@@ -6,8 +6,8 @@
 //   L4  server                      HTTP front (uWebSockets), DNSDB API v2 wire format
 //   L3  auth | search | ingest | demo   use cases; independent of each other
 //                                   (search/local is part of search; demo may use ingest)
-//   L2  query | shard | render      parsing queries, reading/writing shards, output;
-//                                   independent of each other
+//   L2  query | shard | render | clickhouse   parsing queries, reading/writing shards, output,
+//                                   the ClickHouse client and schema; independent of each other
 //   L1  model | dns                 data model; model may use dns, dns not model
 //   L0  lib | errors | config       leaves; lib may use errors and config, nothing else
 //
@@ -24,7 +24,7 @@
 const L5 = ['cli'];
 const L4 = ['server'];
 const L3 = ['auth', 'search', 'ingest', 'demo'];
-const L2 = ['query', 'shard', 'render'];
+const L2 = ['query', 'shard', 'render', 'clickhouse'];
 const L1 = ['model', 'dns'];
 const L0 = ['lib', 'errors', 'config'];
 const LAYERS = [...L5, ...L4, ...L3, ...L2, ...L1, ...L0];
@@ -100,12 +100,13 @@ module.exports = {
       to: { path: LAYERED_BUT_SERVER, pathNot: inSrc(['demo', 'ingest', ...L2, ...L1, ...L0]) },
     },
     {
-      name: 'L2-query-shard-render-use-only-L1-and-below',
+      name: 'L2-query-shard-render-clickhouse-use-only-L1-and-below',
       severity: 'error',
       comment:
-        'query (parsing), shard (storage format) and render (output) are independent building blocks: each imports its '
-        + 'own folder and L1 (model, dns), L0 (lib, errors, config); never each other and never a use case (L3) or above.',
-      from: { path: '^src/(query|shard|render)/' },
+        'query (parsing), shard (storage format), render (output) and clickhouse (the ClickHouse client and schema) are '
+        + 'independent building blocks: each imports its own folder and L1 (model, dns), L0 (lib, errors, config); never '
+        + 'each other and never a use case (L3) or above.',
+      from: { path: '^src/(query|shard|render|clickhouse)/' },
       to: { path: LAYERED_BUT_SERVER, pathNot: `^src/($1|${[...L1, ...L0].join('|')})/` },
     },
     {

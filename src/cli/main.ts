@@ -7,9 +7,12 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { LIMITS } from '../config/limits.js';
 import { IngestError } from '../errors/catalogue.js';
-import { ingestFiles, ingestObservations, SOURCE_FORMATS, type SourceFormat } from '../ingest/run.js';
+import { ingestFiles, ingestObservations, SOURCE_FORMATS, type IngestSummary, type SourceFormat } from '../ingest/run.js';
 import { parseListenAddress, type ListenAddress } from '../ingest/live/address.js';
 import { LiveReceiver } from '../ingest/live/receiver.js';
+import { ingestFilesToClickHouse } from '../ingest/clickhouse-ingest.js';
+import { ClickHouse } from '../clickhouse/client.js';
+import { initSchema } from '../clickhouse/schema.js';
 import { compact, type CompactSummary } from '../shard/compactor.js';
 import { AutoCompactor } from '../shard/auto-compactor.js';
 import { DEFAULT_POLICY, type TieredPolicy } from '../shard/compaction-policy.js';
@@ -36,6 +39,9 @@ function integer(name: string, min = 0, max = Number.MAX_SAFE_INTEGER) {
 }
 
 const dataOption = () => new Option('--data <dir>', 'data directory (shards, manifest, keys)').makeOptionMandatory();
+const CLICKHOUSE_DATABASE_DEFAULT = 'rrscan';
+const clickhouseDatabaseOption = () => new Option('--clickhouse-database <name>', 'ClickHouse database of the tables')
+  .default(CLICKHOUSE_DATABASE_DEFAULT);
 
 async function runDemo(dataDir: string, records: number): Promise<void> {
   const bar = progressBar('demo data', records, 'RRsets');
@@ -60,6 +66,8 @@ interface ServeFlags {
   redisUrl?: string;
   metricsPort?: number;
   metricsHost?: string;
+  clickhouseUrl?: string;
+  clickhouseDatabase?: string;
 }
 
 /**
@@ -78,6 +86,8 @@ async function serveUntilSignal(opts: ServeFlags, listening: (url: string, stop:
     ...(opts.searchTimeoutMs !== undefined ? { searchTimeoutMs: opts.searchTimeoutMs } : {}),
     ...(opts.redisUrl !== undefined ? { keyStore: redisKeyStoreConfig(opts.redisUrl) } : {}),
     ...(opts.metricsPort !== undefined ? { metrics: { host: opts.metricsHost ?? '127.0.0.1', port: opts.metricsPort } } : {}),
+    ...(opts.clickhouseUrl !== undefined
+      ? { clickhouse: { url: opts.clickhouseUrl, database: opts.clickhouseDatabase ?? CLICKHOUSE_DATABASE_DEFAULT } } : {}),
   });
   let stopped = false;
   const stop = () => {
@@ -88,7 +98,7 @@ async function serveUntilSignal(opts: ServeFlags, listening: (url: string, stop:
   // Before the banner: scripts (and the tests) read both once the banner is out.
   if (server.metricsUrl !== undefined) console.log(`rrscan metrics at ${server.metricsUrl}/metrics (health: /healthz, /readyz)`);
   listening(server.url, stop);
-  if (server.shards === 0) {
+  if (server.shards === 0 && opts.clickhouseUrl === undefined) {
     // Loud on purpose: an empty dataset answers every search with "no results", which looks like a working server.
     console.error(`rrscan serve: WARNING: ${opts.data} holds no shards; every search will find nothing until data is ingested ` +
       `(rrscan ingest --data ${opts.data} FILE...)`);
@@ -226,8 +236,11 @@ export function buildProgram(): Command {
 
   withPolicyOptions(program.command('ingest'))
     .description('ingest DNS data files into new shards (published atomically; on failure nothing changes); with --listen, ' +
-      'receive dnstap from DNS servers until SIGTERM, publishing as it goes and compacting in the background')
-    .addOption(dataOption())
+      'receive dnstap from DNS servers until SIGTERM, publishing as it goes and compacting in the background; ' +
+      'or with --clickhouse-url into ClickHouse (in batches; a failed run leaves the batches it sent)')
+    .option('--data <dir>', 'data directory (shards, manifest, keys)')
+    .option('--clickhouse-url <url>', 'write to ClickHouse at http://HOST:8123 instead (tables from `rrscan clickhouse init`)')
+    .addOption(clickhouseDatabaseOption())
     .addOption(new Option('--format <format>', 'input format').choices(['auto', ...SOURCE_FORMATS]).default('auto'))
     .option('--origin <name>', 'zone origin for zone files without $ORIGIN')
     .option('--observed-at <epoch>', 'zone observation time (default: SOA serial date, else now)', integer('--observed-at'))
@@ -249,11 +262,15 @@ export function buildProgram(): Command {
     .addOption(new Option('--compact <mode>', 'with --listen: merge the flushed shards in the background as the tiered ' +
       'policy asks (auto), or leave that to `rrscan compact --auto` in its own process (off)').choices(['auto', 'off']))
     .argument('[files...]', 'input files (none with --listen)')
-    .action(async (files: string[], o: { data: string; format: SourceFormat | 'auto'; origin?: string; observedAt?: number;
-      maxErrors: number; memoryRrsets?: number; workers?: number; listen?: ListenAddress[]; flushSeconds?: number;
-      compact?: 'auto' | 'off' } & PolicyFlags) => {
+    .action(async (files: string[], o: { data?: string; clickhouseUrl?: string; clickhouseDatabase: string;
+      format: SourceFormat | 'auto'; origin?: string; observedAt?: number; maxErrors: number; memoryRrsets?: number;
+      workers?: number; listen?: ListenAddress[]; flushSeconds?: number; compact?: 'auto' | 'off' } & PolicyFlags) => {
+      if ((o.data === undefined) === (o.clickhouseUrl === undefined)) {
+        throw new InvalidArgumentError('give exactly one of --data and --clickhouse-url');
+      }
       const policy = policyOf(o);
       if (o.listen !== undefined) {
+        if (o.data === undefined) throw new InvalidArgumentError('--listen publishes shards: it takes --data');
         if (files.length > 0) throw new InvalidArgumentError('--listen takes no input files');
         if (o.compact === 'off' && Object.keys(policy).length > 0) {
           throw new InvalidArgumentError('--fan-in, --tier-min-rrsets and --merge-rrsets-max go with --compact auto');
@@ -270,19 +287,29 @@ export function buildProgram(): Command {
       const total = files.length;
       const bar = progressBar('ingest', 100, '%');
       try {
-        const s = await ingestFiles(files, {
-          dataDir: o.data, format: o.format, maxErrors: o.maxErrors,
+        const common = {
+          format: o.format, maxErrors: o.maxErrors,
           ...(o.origin !== undefined ? { origin: o.origin } : {}),
           ...(o.observedAt !== undefined ? { observedAt: o.observedAt } : {}),
-          ...(o.memoryRrsets !== undefined ? { memoryRrsets: o.memoryRrsets } : {}),
-          ...(o.workers !== undefined ? { threads: o.workers } : {}),
-          onProgress: (done, all) => bar.update(all > 0 ? Math.floor((done / all) * 100) : 100),
-          onReject: (err) => process.stderr.write(`rrscan ingest: skipped: ${err.message}\n`),
-        });
+          onProgress: (done: number, all: number) => bar.update(all > 0 ? Math.floor((done / all) * 100) : 100),
+          onReject: (err: Error) => process.stderr.write(`rrscan ingest: skipped: ${err.message}\n`),
+        };
+        let s: IngestSummary;
+        if (o.clickhouseUrl !== undefined) {
+          s = await ingestFilesToClickHouse(files, { ...common, url: o.clickhouseUrl, database: o.clickhouseDatabase });
+        } else {
+          s = await ingestFiles(files, {
+            ...common, dataDir: o.data!,
+            ...(o.memoryRrsets !== undefined ? { memoryRrsets: o.memoryRrsets } : {}),
+            ...(o.workers !== undefined ? { threads: o.workers } : {}),
+          });
+        }
         bar.stop();
         const rate = s.seconds > 0 ? Math.round(s.records / s.seconds) : s.records;
-        console.log(`ingest: ${total} file(s), ${s.records} records read, ${s.rrsets} RRsets written in ` +
-          `${s.shards.length} shard(s), ${s.rejected} rejected, ${s.seconds.toFixed(2)} s, ${rate} records/s`);
+        const where = o.clickhouseUrl !== undefined ? `sent to ClickHouse database ${o.clickhouseDatabase}`
+          : `written in ${s.shards.length} shard(s)`;
+        console.log(`ingest: ${total} file(s), ${s.records} records read, ${s.rrsets} RRsets ${where}, ` +
+          `${s.rejected} rejected, ${s.seconds.toFixed(2)} s, ${rate} records/s`);
       } catch (err) {
         bar.stop();
         if (err instanceof IngestError || (err as { code?: string }).code === 'INGEST_BAD_INPUT') {
@@ -318,6 +345,9 @@ export function buildProgram(): Command {
       integer('--search-timeout-ms', LIMITS.searchTimeoutMsMin, LIMITS.searchTimeoutMsMax), LIMITS.searchTimeoutMs)
     .option('--redis-url <url>', 'keys, quotas and concurrency caps in Redis at redis://HOST:PORT[/DB], shared by every server ' +
       'naming it (add keys with `rrscan keys add --redis-url URL`); default: DIR/keys.sqlite', redisUrlArg)
+    .option('--clickhouse-url <url>', 'answer searches from ClickHouse at http://HOST:8123 (tables from ' +
+      '`rrscan clickhouse init`) instead of DIR\'s shards; keys stay in DIR or --redis-url')
+    .addOption(clickhouseDatabaseOption())
     .option('--processes <n>', 'front-end processes sharing the port (SO_REUSEPORT), each with its own scan threads ' +
       '(default --workers: the cores shared among them)', integer('--processes', 1, LIMITS.groupProcessesMax), 1)
     .option('--metrics-port <port>', 'serve Prometheus /metrics, /healthz and /readyz on this port (0 = any free port); ' +
@@ -334,6 +364,26 @@ export function buildProgram(): Command {
         if ((err as { code?: unknown }).code !== 'DATA_DIR_MISSING') throw err;
         console.error(`rrscan serve: ${(err as Error).message}`);
         process.exitCode = EXIT_BAD_INPUT;
+      }
+    });
+
+  const clickhouse = program.command('clickhouse').description('the ClickHouse data tier');
+  clickhouse.command('init')
+    .description('create the database and tables rrscan uses (idempotent: what exists is left as it is)')
+    .requiredOption('--url <url>', 'ClickHouse HTTP interface, http://HOST:8123')
+    .option('--database <name>', 'database to create the tables in', CLICKHOUSE_DATABASE_DEFAULT)
+    .option('--cluster <name>', 'this server is a shard of cluster NAME (from its remote_servers): also create ' +
+      'Distributed tables over it, through which ingest writes and serve reads; run init on every shard')
+    .action(async (o: { url: string; database: string; cluster?: string }) => {
+      const ch = new ClickHouse(o.url);
+      try {
+        const version = await initSchema(ch, { database: o.database, ...(o.cluster !== undefined ? { cluster: o.cluster } : {}) });
+        console.log(`clickhouse init: database ${o.database} ready on ClickHouse ${version} at ${o.url}`);
+      } catch (err) {
+        console.error(`rrscan clickhouse init: ${err instanceof Error ? err.message : String(err)}`);
+        process.exitCode = 1;
+      } finally {
+        ch.close();
       }
     });
 

@@ -115,6 +115,30 @@ export const LIMITS = Object.freeze({
   /** compat.md: keep single lines well under 64 KiB (a Go client fails above that). */
   lineBytesMax: 60_000,
 
+  // --- ClickHouse data tier (src/clickhouse, search/clickhouse) ---
+  /**
+   * Longest string literal inlined into a statement, in bytes of its UTF-8
+   * form: a pattern or exclude (4096 characters, up to 4 bytes each) or a
+   * name fits; escaping at most quadruples it, under the query size below.
+   */
+  clickhouseLiteralBytesMax: 65_536,
+  /** max_query_size sent with every statement (ClickHouse's default, 256 KiB, is below an escaped literal's bound). */
+  clickhouseQueryBytesMax: 1 << 20,
+  /** Observations per INSERT: large enough that a part per INSERT stays cheap for the MergeTree, small enough to bound memory. */
+  clickhouseInsertRowsMax: 100_000,
+  /** Bytes of RowBinary per INSERT, whichever comes first. */
+  clickhouseInsertBytesMax: 32 << 20,
+  /** A ClickHouse query runs at most this long (max_execution_time), like a local scan (searchTimeoutMs). */
+  clickhouseQuerySecondsMax: 120,
+  /** Batches of a ClickHouse answer held for the merge before the answer is paused (backpressure; search/clickhouse). */
+  clickhouseBatchesBuffered: 4,
+  /** Rows of a ClickHouse lookup answer held for the merge before the answer is paused. */
+  clickhouseLookupRowsBuffered: 4_096,
+  /** ClickHouse SELECTs one server runs at once; a search beyond them gets 503 (OVERLOADED). */
+  clickhouseQueriesInFlightMax: 64,
+  /** How long to wait for ClickHouse to accept a connection or answer a statement's headers. */
+  clickhouseConnectTimeoutMs: 10_000,
+
   // --- Concurrency ---
   /** Searches waiting for a worker beyond this answer 503 rather than queue without bound. */
   poolQueueMax: 256,
@@ -405,5 +429,6 @@ export function checkLimits(): void {
   assert.ok(L.keepAliveIntervalMsMin <= L.keepAliveIntervalMs && L.keepAliveIntervalMs <= L.keepAliveIntervalMsMax &&
     L.keepAliveIntervalMsMax < L.searchTimeoutMs, 'the keep-alive default must lie in its bounds, below the search timeout');
   assert.ok(L.poolQueueMax <= L.poolQueueMaxCeiling, 'the queue default must not exceed its ceiling');
+  assert.ok(L.clickhouseLiteralBytesMax * 4 < L.clickhouseQueryBytesMax / 2, 'an escaped literal must fit a statement with room to spare');
   assert.ok(L.scanSliceMs > 0 && L.scanSliceMs * 10 <= 50 && L.scanCreditWaitMs > 0, 'a cancel must be seen well within 50 ms');
 }

@@ -200,6 +200,22 @@ export class LicenceError extends Error {
 }
 
 /**
+ * ClickHouse refused a statement or could not be reached (src/clickhouse/):
+ * `status` is the HTTP status (0 when no answer came), the message is
+ * ClickHouse's own text. Also what the one literal-escaping function throws
+ * for a value it will not inline (not well-formed UTF-16, over its bound).
+ */
+export class ClickHouseError extends Error {
+  readonly code = 'CLICKHOUSE';
+  readonly status: number;
+  constructor(message: string, status = 0) {
+    super(message);
+    this.name = 'ClickHouseError';
+    this.status = status;
+  }
+}
+
+/**
  * A failure that RRSCAN_FAULTS asked for (src/lib/faults.ts; tests only).
  * Nothing handles it by name: it travels the path a real failure at its
  * place would take. Carries `code` so it survives structured cloning.

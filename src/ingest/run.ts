@@ -75,7 +75,8 @@ export async function detectFormat(file: string): Promise<SourceFormat> {
   }
 }
 
-function sourceFor(format: SourceFormat, file: string, ctx: IngestContext, opts: IngestOptions): AsyncIterable<Observation> {
+/** The observations of one file, by its format's parser. */
+export function sourceFor(format: SourceFormat, file: string, ctx: IngestContext, opts: IngestOptions): AsyncIterable<Observation> {
   switch (format) {
     case 'zone': {
       const zoneOpts: { origin?: string; observedAt?: number } = {};

@@ -26,6 +26,7 @@ import { applyKey } from '../query/params.js';
 import type { SearchBackend } from '../search/backend.js';
 import type { PageOutcome } from '../search/paginator.js';
 import { LocalBackend } from '../search/local/local-backend.js';
+import { ClickHouseBackend } from '../search/clickhouse/clickhouse-backend.js';
 import { CONSOLE_PATH, ConsoleFiles, redirectToConsole, serveConsoleFile } from './console-files.js';
 import { requireDataDir } from '../shard/manifest.js';
 import { Exchange, type AdmissionStage } from './exchange.js';
@@ -59,6 +60,8 @@ export interface ServerOptions {
   keyStore?: KeyStoreConfig;
   /** The metrics and health listener (metrics-listener.ts); none when absent. */
   metrics?: { host: string; port: number };
+  /** Answer searches from ClickHouse instead of the data directory's shards (serve --clickhouse-url). */
+  clickhouse?: { url: string; database: string };
 }
 
 export interface RunningServer {
@@ -258,11 +261,12 @@ class FrontEnd {
  * key store not answering), or undefined. Probes of the key store do not
  * pile up: checks that come while one is out share its answer.
  */
-function readiness(front: FrontEnd, backend: LocalBackend, gate: AccessGate): ReadinessCheck {
+function readiness(front: FrontEnd, backend: SearchBackend, gate: AccessGate): ReadinessCheck {
   let probing: Promise<string | undefined> | undefined;
   return () => {
     if (front.closing) return Promise.resolve('shutting down');
-    if (backend.stats().shards.shards === 0) return Promise.resolve('no shards mapped');
+    // ClickHouse is not probed here: a search it cannot answer ends `failed`, which the metrics count.
+    if (backend instanceof LocalBackend && backend.stats().shards.shards === 0) return Promise.resolve('no shards mapped');
     probing ??= gate.probe().then(() => undefined, (err: unknown) => {
       log.warn({ err }, 'readiness: the key store did not answer');
       return 'key store unreachable';
@@ -319,28 +323,33 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   requireDataDir(opts.dataDir);
   const faults = activeFaults();
   if (faults !== undefined) log.warn({ faults }, 'RRSCAN_FAULTS is set: failures will be injected on purpose (tests only)');
-  const backend = new LocalBackend({
-    dataDir: opts.dataDir,
-    log: (msg, extra) => log.info(extra ?? {}, msg),
-    ...(opts.threads !== undefined ? { threads: opts.threads } : {}),
-    ...(opts.queueMax !== undefined ? { queueMax: opts.queueMax } : {}),
-    ...(opts.scanTurnMs !== undefined ? { turnMs: opts.scanTurnMs } : {}),
-  });
+  const searchTimeoutMs = opts.searchTimeoutMs ?? LIMITS.searchTimeoutMs;
+  const backend: SearchBackend = opts.clickhouse !== undefined
+    // ClickHouse stops a query a second after the answer has timed out, should the hang-up's KILL QUERY be lost.
+    ? await ClickHouseBackend.open({ ...opts.clickhouse, querySeconds: Math.ceil(searchTimeoutMs / 1000) + 1 })
+    : new LocalBackend({
+      dataDir: opts.dataDir,
+      log: (msg, extra) => log.info(extra ?? {}, msg),
+      ...(opts.threads !== undefined ? { threads: opts.threads } : {}),
+      ...(opts.queueMax !== undefined ? { queueMax: opts.queueMax } : {}),
+      ...(opts.scanTurnMs !== undefined ? { turnMs: opts.scanTurnMs } : {}),
+    });
   const gate = AccessGate.open(opts.keyStore ?? sqliteKeyStoreConfig(opts.dataDir));
   const keepAliveMs = opts.keepAliveMs ?? LIMITS.keepAliveIntervalMs;
   const described = backend.describe();
-  log.info({ ...described, keepAliveMs }, 'shards loaded');
+  log.info({ ...described, keepAliveMs }, opts.clickhouse !== undefined ? 'data backend ready' : 'shards loaded');
   openApiText(); // built now, not on the thread of the first request that asks for it
   const shards = Number(described['shards'] ?? 0);
-  if (shards === 0) {
+  if (opts.clickhouse === undefined && shards === 0) {
     log.warn({ dataDir: opts.dataDir }, 'the data directory holds no shards: every search finds nothing until data is ingested');
   }
-  const front = new FrontEnd(backend, gate, keepAliveMs, opts.searchTimeoutMs ?? LIMITS.searchTimeoutMs, new ServingStats());
+  const front = new FrontEnd(backend, gate, keepAliveMs, searchTimeoutMs, new ServingStats());
   const sock = await listen(createApp(opts, front, loadConsole()), opts.host, opts.port);
   let metrics: MetricsListener | undefined;
   try {
     if (opts.metrics !== undefined) metrics = await startMetricsListener(opts.metrics.host, opts.metrics.port, metricsRegistry({
-      serving: front.stats, refusals: gate.refusals, backend: () => backend.stats(), openStreams: () => front.streams.count,
+      serving: front.stats, refusals: gate.refusals, backend: backend instanceof LocalBackend ? () => backend.stats() : undefined,
+      openStreams: () => front.streams.count,
       frontEndTurns: turnsTaken,
     }), readiness(front, backend, gate));
   } catch (err) {

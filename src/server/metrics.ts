@@ -27,7 +27,8 @@ import {
 export interface MetricSources {
   readonly serving: ServingStats;
   readonly refusals: Readonly<QuotaRefusals>;
-  readonly backend: () => LocalBackendStats;
+  /** The local tier's shards and scan pool; undefined when another tier (ClickHouse) answers searches. */
+  readonly backend: (() => LocalBackendStats) | undefined;
   /** Streams reserved or open now. */
   readonly openStreams: () => number;
   /** Turns the front end's streams have given up (lib/turns.ts). */
@@ -101,7 +102,7 @@ export function metricsRegistry(src: MetricSources): Registry {
   requestMetrics(registry, s);
   streamMetrics(registry, s);
   refusalMetrics(registry, src);
-  backendMetrics(registry, src.backend);
+  if (src.backend !== undefined) backendMetrics(registry, src.backend);
   return registry;
 }
 

@@ -1,0 +1,189 @@
+// The ClickHouse schema of rrscan's data tier, as the statements that create
+// it (schema.md explains each table and why). Every statement is
+// CREATE ... IF NOT EXISTS, so `rrscan clickhouse init` may run any number of
+// times; all of it runs on ClickHouse 18.16 (Debian's), which has no
+// SimpleAggregateFunction, no `input()` and no query parameters.
+//
+// Ingest writes plain rows into the *_in tables (engine Null: nothing is
+// stored there); a materialized view per table turns each INSERT block into
+// aggregate states in the AggregatingMergeTree behind it, and merges fold
+// equal keys by the sighting rule (model/sighting.ts). Reads finish the
+// aggregation with GROUP BY and -Merge, so an answer never depends on whether
+// a merge has run yet. First times are aggregated with min() over
+// NONE_TIME in place of 0 ("never seen that way", which loses to any time):
+// minNonZero in SQL, mapped back to 0 by firstTimeSql().
+
+import type { ClickHouse } from './client.js';
+import { ClickHouseError } from '../errors/catalogue.js';
+import { sqlIdentifier, sqlString } from './literal.js';
+
+/** Stands for "no first time" inside min() states: larger than every real epoch second. */
+export const NONE_TIME = 4294967295;
+
+/** SQL for a first time read back from a min() state: NONE_TIME becomes 0 again. */
+export function firstTimeSql(merged: string): string {
+  return `if(${merged} = ${NONE_TIME}, 0, ${merged})`;
+}
+
+/** Where the tables live. */
+export interface SchemaTarget {
+  database: string;
+  /**
+   * The node is one shard of this cluster (its servers' remote_servers):
+   * beside its own tables it gets a Distributed table over the cluster for
+   * each (`<table>_all`), through which ingest writes and searches read.
+   * Run init on every node. (ON CLUSTER would need ZooKeeper on 18.16.)
+   */
+  cluster?: string;
+}
+
+/** Fully qualified names of the tables a search reads, or an ingest writes. */
+export interface Tables {
+  rrsets: string;
+  flex_names: string;
+  flex_rdata: string;
+  rdata_index: string;
+  inputs: Record<InputTable, string>;
+  /** Through Distributed tables: INSERTs wait for every shard (insert_distributed_sync). */
+  distributed: boolean;
+}
+
+const DISTRIBUTED_SUFFIX = '_all';
+
+/**
+ * The tables of `database` as `init` made them: the Distributed ones when
+ * init ran with --cluster, else the node's own. Fails, naming the fix, when
+ * there are none.
+ */
+export async function findTables(ch: ClickHouse, database: string): Promise<Tables> {
+  const db = sqlIdentifier(database);
+  const names = (await ch.exec(`SELECT name FROM system.tables WHERE database = ${sqlString(database)} FORMAT TabSeparated`))
+    .split('\n');
+  if (!names.includes('rrsets')) {
+    throw new ClickHouseError(`${ch.url}: no rrscan tables in database ${database} (run \`rrscan clickhouse init\` first)`);
+  }
+  const distributed = names.includes(`rrsets${DISTRIBUTED_SUFFIX}`);
+  const t = (name: string) => `${db}.${name}${distributed ? DISTRIBUTED_SUFFIX : ''}`;
+  return {
+    rrsets: t('rrsets'), flex_names: t('flex_names'), flex_rdata: t('flex_rdata'), rdata_index: t('rdata_index'),
+    inputs: { rrsets_in: t('rrsets_in'), flex_names_in: t('flex_names_in'), flex_rdata_in: t('flex_rdata_in'),
+      rdata_index_in: t('rdata_index_in') },
+    distributed,
+  };
+}
+
+/** The input table names and their columns in RowBinary order (ingest writes them in exactly this order). */
+export const INPUT_COLUMNS = {
+  rrsets_in: [
+    ['rrname_rev', 'String'], ['rrname', 'String'], ['rrtype', 'UInt16'], ['bailiwick', 'String'],
+    ['rdata', 'Array(String)'], ['rdata_wire', 'Array(String)'], ['count', 'UInt64'],
+    ['time_first', 'UInt32'], ['time_last', 'UInt32'], ['zone_time_first', 'UInt32'], ['zone_time_last', 'UInt32'],
+  ],
+  flex_names_in: [['rrname', 'String'], ['rrtype', 'UInt16'], ['first', 'UInt32'], ['last', 'UInt32']],
+  flex_rdata_in: [['rdata', 'String'], ['rrtype', 'UInt16'], ['rdata_wire', 'String'], ['first', 'UInt32'], ['last', 'UInt32']],
+  rdata_index_in: [
+    ['kind', 'UInt8'], ['rdata_key', 'String'], ['rrtype', 'UInt16'], ['rrname_rev', 'String'], ['rrname', 'String'],
+    ['rdata_name', 'String'], ['rdata', 'String'], ['rdata_wire', 'String'], ['bailiwick', 'String'], ['rrset_id', 'UInt64'],
+    ['rrset_rdata', 'Array(String)'], ['count', 'UInt64'],
+    ['time_first', 'UInt32'], ['time_last', 'UInt32'], ['zone_time_first', 'UInt32'], ['zone_time_last', 'UInt32'],
+  ],
+} as const;
+
+export type InputTable = keyof typeof INPUT_COLUMNS;
+
+/** rdata_index.kind: how rdata_key was made from the record. */
+export const RDATA_KIND = { NAME: 1, IP: 2 } as const;
+
+const firstState = (col: string) => `minState(if(${col} = 0, ${NONE_TIME}, ${col}))`;
+const SIGHTING_STATES = [
+  'count AggregateFunction(sum, UInt64)',
+  'time_first AggregateFunction(min, UInt32)', 'time_last AggregateFunction(max, UInt32)',
+  'zone_time_first AggregateFunction(min, UInt32)', 'zone_time_last AggregateFunction(max, UInt32)',
+];
+const SIGHTING_SELECT = `sumState(count) AS count, ${firstState('time_first')} AS time_first, maxState(time_last) AS time_last, ` +
+  `${firstState('zone_time_first')} AS zone_time_first, maxState(zone_time_last) AS zone_time_last`;
+
+interface Aggregate {
+  table: string;
+  input: InputTable;
+  /** Stored columns before the aggregate states. */
+  columns: string[];
+  states: string[];
+  orderBy: string;
+  /** Which shard of a cluster a row goes to: equal keys to one shard, so merges fold them there. */
+  shardBy: string;
+  /** The view's SELECT list after the key columns. */
+  select: string;
+  groupBy: string;
+}
+
+const AGGREGATES: Aggregate[] = [
+  {
+    table: 'rrsets', input: 'rrsets_in',
+    columns: ['rrname_rev String', 'rrname String', 'rrtype UInt16', 'bailiwick String', 'rdata Array(String)', 'rdata_wire Array(String)'],
+    states: SIGHTING_STATES,
+    shardBy: 'cityHash64(rrname_rev)',
+    orderBy: 'rrname_rev, rrtype, bailiwick, rdata_wire',
+    select: `rrname_rev, any(rrname) AS rrname, rrtype, bailiwick, any(rdata) AS rdata, rdata_wire, ${SIGHTING_SELECT}`,
+    groupBy: 'rrname_rev, rrtype, bailiwick, rdata_wire',
+  },
+  {
+    table: 'flex_names', input: 'flex_names_in',
+    columns: ['rrname String', 'rrtype UInt16'],
+    states: ['first AggregateFunction(min, UInt32)', 'last AggregateFunction(max, UInt32)'],
+    shardBy: 'cityHash64(rrname)',
+    orderBy: 'rrname, rrtype',
+    select: `rrname, rrtype, ${firstState('first')} AS first, maxState(last) AS last`,
+    groupBy: 'rrname, rrtype',
+  },
+  {
+    table: 'flex_rdata', input: 'flex_rdata_in',
+    columns: ['rdata String', 'rrtype UInt16', 'rdata_wire String'],
+    states: ['first AggregateFunction(min, UInt32)', 'last AggregateFunction(max, UInt32)'],
+    shardBy: 'cityHash64(rdata)',
+    orderBy: 'rdata, rrtype, rdata_wire',
+    select: `rdata, rrtype, rdata_wire, ${firstState('first')} AS first, maxState(last) AS last`,
+    groupBy: 'rdata, rrtype, rdata_wire',
+  },
+  {
+    table: 'rdata_index', input: 'rdata_index_in',
+    columns: ['kind UInt8', 'rdata_key String', 'rrtype UInt16', 'rrname_rev String', 'rrname String', 'rdata_name String',
+      'rdata String', 'rdata_wire String', 'bailiwick String', 'rrset_id UInt64', 'rrset_rdata Array(String)'],
+    states: SIGHTING_STATES,
+    shardBy: 'cityHash64(rdata_key)',
+    // One row per RRset holding the record (bailiwick and rrset_id, a digest of its record set, tell them apart):
+    // aggr=false lists them one by one, as a shard does.
+    orderBy: 'kind, rdata_key, rrtype, rrname_rev, rdata_wire, bailiwick, rrset_id',
+    select: `kind, rdata_key, rrtype, rrname_rev, any(rrname) AS rrname, any(rdata_name) AS rdata_name, any(rdata) AS rdata, ` +
+      `rdata_wire, bailiwick, rrset_id, any(rrset_rdata) AS rrset_rdata, ${SIGHTING_SELECT}`,
+    groupBy: 'kind, rdata_key, rrtype, rrname_rev, rdata_wire, bailiwick, rrset_id',
+  },
+];
+
+/** The statements of `rrscan clickhouse init`, in the order they must run. */
+export function schemaStatements(t: SchemaTarget): string[] {
+  const db = sqlIdentifier(t.database);
+  const out = [`CREATE DATABASE IF NOT EXISTS ${db}`];
+  for (const a of AGGREGATES) {
+    const inputCols = INPUT_COLUMNS[a.input].map(([n, type]) => `${n} ${type}`).join(', ');
+    out.push(`CREATE TABLE IF NOT EXISTS ${db}.${a.input} (${inputCols}) ENGINE = Null`);
+    out.push(`CREATE TABLE IF NOT EXISTS ${db}.${a.table} (${[...a.columns, ...a.states].join(', ')}) ` +
+      `ENGINE = AggregatingMergeTree() ORDER BY (${a.orderBy})`);
+    out.push(`CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.${a.table}_mv TO ${db}.${a.table} ` +
+      `AS SELECT ${a.select} FROM ${db}.${a.input} GROUP BY ${a.groupBy}`);
+    if (t.cluster === undefined) continue;
+    const cluster = sqlIdentifier(t.cluster);
+    for (const table of [a.input, a.table]) {
+      out.push(`CREATE TABLE IF NOT EXISTS ${db}.${table}${DISTRIBUTED_SUFFIX} AS ${db}.${table} ` +
+        `ENGINE = Distributed(${cluster}, ${db}, ${table}, ${a.shardBy})`);
+    }
+  }
+  return out;
+}
+
+/** Creates whatever of the schema is missing (every statement is IF NOT EXISTS); returns the server's version. */
+export async function initSchema(ch: ClickHouse, t: SchemaTarget): Promise<string> {
+  const version = await ch.version();
+  for (const sql of schemaStatements(t)) await ch.exec(sql);
+  return version;
+}

@@ -1,0 +1,127 @@
+// A standard search's one sorted source: the rows of one ClickHouse SELECT
+// (lookup-sql.ts) as LookupResults, in the local merge's key order.
+//
+// Backpressure as for flexible search (select-source.ts): the HTTP answer is
+// paused while LIMITS.clickhouseLookupRowsBuffered rows wait for the merge.
+
+import { LIMITS } from '../../config/limits.js';
+import { STREAM_MESSAGES, type ClickHouseError } from '../../errors/catalogue.js';
+import { errorCode, TIMEOUT_CODE, type ClickHouse, type RunningSelect } from '../../clickhouse/client.js';
+import { isOneLabel, reverseName } from '../../dns/name.js';
+import type { LookupResult } from '../../render/result-lines.js';
+import { RRSET_KEY_SEPARATOR as SEP, rrsetKeyTail, rrtypeKeyText } from '../../shard/rrset-order.js';
+import { END, HAS, WAIT, type LookupSource, type SourceEvents, type SourceState } from '../sources.js';
+import type { LookupShape } from './lookup-sql.js';
+
+/** One JSONEachRow row of lookup-sql.ts (UInt64 counts arrive as strings). */
+interface Row {
+  owner: string;
+  rrtype: number;
+  bailiwick?: string;
+  texts?: string[];
+  rdata?: string;
+  target?: string;
+  /** The index key the shards sort this row under (lookup-sql.ts). */
+  ik: string;
+  owner_rev?: string;
+  c: string | number;
+  tf: number;
+  tl: number;
+  ztf: number;
+  ztl: number;
+}
+
+export class SelectLookupSource implements LookupSource {
+  private readonly rows: Row[] = [];
+  private at = 0;
+  private finished = false;
+  private closed = false;
+  private running: RunningSelect | undefined;
+
+  constructor(private readonly shape: LookupShape, private readonly events: SourceEvents) {}
+
+  start(ch: ClickHouse, maxSeconds: number, ended: () => void): void {
+    this.running = ch.select(this.shape.sql, {
+      lines: (lines) => this.onLines(lines),
+      end: () => {
+        this.finished = true;
+        ended();
+        if (!this.closed) this.events.ready();
+      },
+      error: (err) => {
+        ended();
+        if (!this.closed) this.onError(err);
+      },
+    }, maxSeconds);
+  }
+
+  private onError(err: ClickHouseError): void {
+    if (errorCode(err.message) === TIMEOUT_CODE) this.events.fail(STREAM_MESSAGES.SCAN_TIMEOUT);
+    else this.events.fail(STREAM_MESSAGES.INTERNAL, err);
+  }
+
+  /** Whether a row passes the one-label rule of `+.` and `.+` wildcards (the shards' rule, dns/name.ts). */
+  private keeps(r: Row): boolean {
+    const o = this.shape.oneLabel;
+    if (o === undefined) return true;
+    const name = (o.field === 'owner' ? r.owner : r.target) ?? '';
+    return isOneLabel((o.reversed ? reverseName(name) : name).slice(o.prefix.length));
+  }
+
+  private onLines(lines: string[]): boolean {
+    if (this.closed) return false;
+    if (this.at > 0) {
+      this.rows.splice(0, this.at);
+      this.at = 0;
+    }
+    try {
+      for (const line of lines) {
+        const r = JSON.parse(line) as Row;
+        if (typeof r.owner !== 'string' || typeof r.rrtype !== 'number') throw new Error(`not a row: ${line.slice(0, 200)}`);
+        if (this.keeps(r)) this.rows.push(r);
+      }
+    } catch (err) {
+      // An error ClickHouse wrote into the middle of a row, or a bug: never a partial answer.
+      this.close();
+      this.events.fail(STREAM_MESSAGES.INTERNAL, err);
+      return false;
+    }
+    this.events.ready();
+    return this.rows.length < LIMITS.clickhouseLookupRowsBuffered;
+  }
+
+  state(): SourceState {
+    if (this.at < this.rows.length) return HAS;
+    return this.finished ? END : WAIT;
+  }
+
+  key(): string {
+    const r = this.rows[this.at]!;
+    if (this.shape.target === 'rrset') return `${r.ik}${SEP}${rrsetKeyTail(r.rrtype, r.bailiwick!, r.texts!)}`;
+    return `${r.ik}${SEP}${rrtypeKeyText(r.rrtype)}${SEP}${r.rdata!}${SEP}${r.owner_rev!}`;
+  }
+
+  row(): LookupResult {
+    const r = this.rows[this.at]!;
+    const rrset = this.shape.target === 'rrset';
+    return {
+      rrname: r.owner, rrtype: r.rrtype, bailiwick: rrset ? r.bailiwick! : undefined, rdata: rrset ? r.texts! : r.rdata!,
+      sighting: { count: Number(r.c), timeFirst: r.tf, timeLast: r.tl, zoneTimeFirst: r.ztf, zoneTimeLast: r.ztl },
+    };
+  }
+
+  advance(): void {
+    this.at++;
+    if (this.at >= this.rows.length) {
+      this.rows.length = 0;
+      this.at = 0;
+      this.running?.resume();
+    }
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.running?.cancel();
+  }
+}

@@ -1,0 +1,134 @@
+// A flexible search's one sorted source: the rows of one ClickHouse SELECT
+// (flex-sql.ts), each a value, rendered into batches by the local scan's own
+// BatchBuilder (search/local/flex-batch.ts), so the lines, their length cut
+// and the batch layout are the same code on both tiers.
+//
+// Backpressure: the HTTP answer is paused while LIMITS.clickhouseBatchesBuffered
+// batches wait for the merge, and resumed when it has drained them; what
+// ClickHouse produces beyond that waits in its socket and then in the server.
+// Closing cancels the query (client.ts: KILL QUERY as well as the hang-up).
+
+import { LIMITS } from '../../config/limits.js';
+import { STREAM_MESSAGES } from '../../errors/catalogue.js';
+import { errorCode, TIMEOUT_CODE, type ClickHouse, type RunningSelect } from '../../clickhouse/client.js';
+import { tsvField, tsvNumbers, tsvPlainStrings } from '../../clickhouse/tab-separated.js';
+import type { ClickHouseError } from '../../errors/catalogue.js';
+import type { FlexTarget } from '../../query/flex-query.js';
+import { END, HAS, WAIT, type FlexSource, type SourceEvents, type SourceState } from '../sources.js';
+import { batchTypes, BatchBuilder, valueLines } from '../local/flex-batch.js';
+import type { FlexBatch } from '../local/scan-protocol.js';
+
+/** How every row of flex-sql.ts begins: its array of rrtypes. */
+const ROW_START = /^\[(\d+(,\d+)*)?\]\t/;
+
+export class SelectFlexSource implements FlexSource {
+  private readonly batches: FlexBatch[] = [];
+  private readonly builder = new BatchBuilder();
+  private at = 0;
+  private finished = false;
+  private closed = false;
+  private running: RunningSelect | undefined;
+  bulkCount = 0;
+
+  constructor(private readonly target: FlexTarget, private readonly events: SourceEvents) {}
+
+  /** Starts the query; `ended` runs once when it has ended or been cancelled. */
+  start(ch: ClickHouse, sql: string, maxSeconds: number, ended: () => void): void {
+    this.running = ch.select(sql, {
+      lines: (lines) => this.onLines(lines),
+      end: () => {
+        this.finished = true;
+        ended();
+        if (!this.closed) this.events.ready();
+      },
+      error: (err) => {
+        ended();
+        if (!this.closed) this.onError(err);
+      },
+    }, maxSeconds);
+  }
+
+  private onError(err: ClickHouseError): void {
+    const code = errorCode(err.message);
+    if (code === TIMEOUT_CODE) this.events.fail(STREAM_MESSAGES.SCAN_TIMEOUT);
+    else this.events.fail(STREAM_MESSAGES.INTERNAL, err);
+  }
+
+  /** Takes a chunk of rows into batches; false asks the client to pause the answer. */
+  private onLines(lines: string[]): boolean {
+    if (this.closed) return false;
+    try {
+      this.addRows(lines);
+    } catch (err) {
+      // A row of another shape: an error ClickHouse wrote into the middle of a row, or a bug. Never a partial answer.
+      this.close();
+      this.events.fail(STREAM_MESSAGES.INTERNAL, err);
+      return false;
+    }
+    this.events.ready();
+    return this.batches.length < LIMITS.clickhouseBatchesBuffered;
+  }
+
+  private addRows(lines: string[]): void {
+    const b = this.builder;
+    const columns = this.target === 'rrnames' ? 2 : 3;
+    for (const line of lines) {
+      const f = line.split('\t');
+      if (f.length !== columns || !ROW_START.test(line)) throw new Error(`not a row of this search: ${line.slice(0, 200)}`);
+      const types = tsvNumbers(f[0]!);
+      const value = tsvField(f[f.length - 1]!);
+      const hexes = this.target === 'rdata' ? tsvPlainStrings(f[1]!) : undefined;
+      // Lines of one value ascend by rrtype, as a shard's entries do; groupArray keeps no order.
+      const order = types.map((_, i) => i).sort((i, j) => types[i]! - types[j]!);
+      b.beginValue(value);
+      for (const i of order) {
+        if (hexes === undefined) b.nameLine(types[i]!);
+        else b.rdataLine(types[i]!, hexes[i]!);
+      }
+      b.endValue(value);
+      if (b.values >= LIMITS.batchItemsMax || b.bytes >= LIMITS.writeChunkBytes) this.batches.push(b.take());
+    }
+    if (b.values > 0) this.batches.push(b.take());
+  }
+
+  state(): SourceState {
+    if (this.batches.length > 0) return HAS;
+    return this.finished ? END : WAIT;
+  }
+
+  key(): string {
+    return this.batches[0]!.keys[this.at]!;
+  }
+
+  lines(): string {
+    return valueLines(this.batches[0]!, this.at);
+  }
+
+  types(): ArrayLike<number> {
+    return batchTypes(this.batches[0]!, this.at);
+  }
+
+  advance(): void {
+    this.at++;
+    if (this.at < this.batches[0]!.keys.length) return;
+    this.batches.shift();
+    this.at = 0;
+    if (this.batches.length <= 1) this.running?.resume();
+  }
+
+  bulk(max: number): string {
+    const b = this.batches[0]!;
+    const count = Math.min(max, b.keys.length - this.at);
+    const text = b.text.slice(this.at === 0 ? 0 : b.ends[this.at - 1]!, b.ends[this.at + count - 1]!);
+    this.bulkCount = count;
+    this.at += count - 1;
+    this.advance();
+    return text;
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.running?.cancel();
+  }
+}

@@ -1,0 +1,182 @@
+// Test harness: a private clickhouse-server (Debian's binary, package
+// clickhouse-server; 18.16 there) on free loopback ports with a scratch
+// directory for its data, temporary files and logs, like redis-server.ts.
+// Nothing is mocked: the tests talk to a real server over HTTP.
+//
+// Contract: startClickHouse() resolves once GET /ping answers "Ok.";
+// close() kills the server by its PID, waits for it to exit and deletes the
+// directory. Tests that need it use describe.skipIf(!HAVE_CLICKHOUSE) and
+// print CLICKHOUSE_SKIP_REASON when it is missing.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { accessSync, constants, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+/** The clickhouse-server binary (Debian puts it in /usr/sbin, often not on a user's PATH), or undefined. */
+function findServer(): string | undefined {
+  const dirs = [...(process.env['PATH'] ?? '').split(path.delimiter), '/usr/sbin', '/usr/bin'];
+  for (const dir of dirs) {
+    if (dir === '') continue;
+    const file = path.join(dir, 'clickhouse-server');
+    try {
+      accessSync(file, constants.X_OK);
+      return file;
+    } catch {
+      // Not in this directory: look in the next.
+    }
+  }
+  return undefined;
+}
+
+export const CLICKHOUSE_SERVER = findServer();
+export const HAVE_CLICKHOUSE = CLICKHOUSE_SERVER !== undefined;
+export const CLICKHOUSE_SKIP_REASON =
+  'clickhouse-server is not installed (Debian package clickhouse-server); the ClickHouse tests skip';
+
+/** How long a starting server may take to answer /ping (18.16 answers within 0.1-0.5 s here). */
+const START_TIMEOUT_MS = 30_000;
+const PING_RETRY_MS = 25;
+
+export interface ClickHouseServer {
+  readonly httpPort: number;
+  /** http://127.0.0.1:PORT, the form `--clickhouse-url` takes. */
+  readonly url: string;
+  readonly dir: string;
+  /** The server's error log so far, for failure messages. */
+  errors(): string;
+  /** Resident memory of the server process in KiB (from /proc), 0 when it is not running. */
+  rssKiB(): number;
+  close(): Promise<void>;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+async function pings(url: string): Promise<boolean> {
+  try {
+    const r = await fetch(`${url}/ping`, { signal: AbortSignal.timeout(1_000) });
+    return (await r.text()) === 'Ok.\n';
+  } catch {
+    return false;
+  }
+}
+
+/** remote_servers for a cluster of one-replica shards on loopback, at these native (TCP) ports. */
+function remoteServers(cluster: string, tcpPorts: readonly number[]): string {
+  const shards = tcpPorts.map((p) => `<shard><replica><host>127.0.0.1</host><port>${p}</port></replica></shard>`).join('');
+  return `<remote_servers><${cluster}>${shards}</${cluster}></remote_servers>`;
+}
+
+function configXml(dir: string, http: number, tcp: number, interserver: number, extra = ''): string {
+  return `<?xml version="1.0"?>
+<yandex>
+  ${extra}
+  <logger><level>warning</level><log>${dir}/server.log</log><errorlog>${dir}/error.log</errorlog><console>0</console></logger>
+  <listen_host>127.0.0.1</listen_host>
+  <http_port>${http}</http_port>
+  <tcp_port>${tcp}</tcp_port>
+  <interserver_http_port>${interserver}</interserver_http_port>
+  <path>${dir}/data/</path>
+  <tmp_path>${dir}/tmp/</tmp_path>
+  <user_files_path>${dir}/user_files/</user_files_path>
+  <format_schema_path>${dir}/format_schemas/</format_schema_path>
+  <users_config>${dir}/users.xml</users_config>
+  <default_profile>default</default_profile>
+  <default_database>default</default_database>
+  <mark_cache_size>67108864</mark_cache_size>
+  <uncompressed_cache_size>67108864</uncompressed_cache_size>
+  <max_concurrent_queries>100</max_concurrent_queries>
+</yandex>
+`;
+}
+
+const USERS_XML = `<?xml version="1.0"?>
+<yandex>
+  <profiles><default><max_memory_usage>2000000000</max_memory_usage></default></profiles>
+  <users><default>
+    <password></password><networks><ip>127.0.0.1</ip></networks><profile>default</profile><quota>default</quota>
+  </default></users>
+  <quotas><default></default></quotas>
+</yandex>
+`;
+
+interface Ports {
+  http: number;
+  tcp: number;
+  interserver: number;
+}
+
+const freePorts = async (): Promise<Ports> => ({ http: await freePort(), tcp: await freePort(), interserver: await freePort() });
+
+/** One private server; `extra` is more of config.xml (remote_servers for a cluster). */
+export async function startClickHouse(ports?: Ports, extra = ''): Promise<ClickHouseServer> {
+  if (CLICKHOUSE_SERVER === undefined) throw new Error(CLICKHOUSE_SKIP_REASON);
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'rrscan-clickhouse-'));
+  const { http: httpPort, tcp, interserver } = ports ?? await freePorts();
+  writeFileSync(path.join(dir, 'config.xml'), configXml(dir, httpPort, tcp, interserver, extra));
+  writeFileSync(path.join(dir, 'users.xml'), USERS_XML);
+  const url = `http://127.0.0.1:${httpPort}`;
+  let out = '';
+  const child: ChildProcess = spawn(CLICKHOUSE_SERVER, [`--config-file=${path.join(dir, 'config.xml')}`],
+    { stdio: ['ignore', 'pipe', 'pipe'], cwd: dir });
+  child.stdout!.on('data', (d: Buffer) => { out += d.toString(); });
+  child.stderr!.on('data', (d: Buffer) => { out += d.toString(); });
+  const errors = (): string => {
+    try {
+      return out + readFileSync(path.join(dir, 'error.log'), 'utf8');
+    } catch {
+      return out;
+    }
+  };
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  while (!(await pings(url))) {
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill('SIGKILL');
+      const why = errors();
+      rmSync(dir, { recursive: true, force: true });
+      throw new Error(`clickhouse-server on port ${httpPort} did not answer (exit ${String(child.exitCode)}): ${why}`);
+    }
+    await new Promise((r) => setTimeout(r, PING_RETRY_MS));
+  }
+  const stop = (): Promise<void> => new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    process.kill(child.pid!, 'SIGKILL');
+  });
+  return {
+    httpPort, url, dir, errors,
+    rssKiB: () => {
+      try {
+        const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
+        return m ? Number(m[1]) : 0;
+      } catch {
+        return 0;
+      }
+    },
+    close: async () => {
+      await stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * `shards` private servers that each know cluster `name`: one one-replica
+ * shard per server, so a Distributed table on any of them spans them all.
+ */
+export async function startClickHouseCluster(name: string, shards: number): Promise<ClickHouseServer[]> {
+  const ports: Ports[] = [];
+  for (let i = 0; i < shards; i++) ports.push(await freePorts());
+  const extra = remoteServers(name, ports.map((p) => p.tcp));
+  return Promise.all(ports.map((p) => startClickHouse(p, extra)));
+}

@@ -1,0 +1,96 @@
+// The ClickHouse tier as a cluster: two private servers as two shards of
+// cluster rrscan_test, `clickhouse init --cluster` on each (their own tables
+// plus Distributed ones over both), one ingest through the first, and two
+// `rrscan serve` front ends, one on each server. Generated flexible and
+// standard searches get byte for byte the local shards' answers from both
+// front ends, the rows are really spread over both shards, and a shard that
+// is down fails searches with an in-stream `failed`, never a partial answer.
+
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ClickHouse } from '../../src/clickhouse/client.js';
+import { differentialData, flexPaths, lookupPaths } from '../fixtures/differential-dataset.js';
+import { FLEX_FIXTURE } from '../fixtures/flex-dataset.js';
+import {
+  CLICKHOUSE_SKIP_REASON, HAVE_CLICKHOUSE, startClickHouseCluster, type ClickHouseServer,
+} from '../helpers/clickhouse-server.js';
+import { addKey, begin, body, cli, get, removeDir, startServer, tempDir, type Server } from '../helpers/rrscan.js';
+
+if (!HAVE_CLICKHOUSE) console.warn(CLICKHOUSE_SKIP_REASON);
+
+const CLUSTER = 'rrscan_test';
+const SEED = 16;
+const QUERIES = 150;
+
+describe.skipIf(!HAVE_CLICKHOUSE)('a ClickHouse cluster of two shards answers as the local shards do', () => {
+  let nodes: ClickHouseServer[] = [];
+  let dir: string;
+  let files: string[] = [];
+  let key: string;
+  let local: Server;
+  let fronts: Server[] = [];
+  const data = differentialData(2_000, SEED);
+  const H = () => ({ 'X-API-Key': key });
+  const ok = (args: string[]): string => {
+    const r = cli(args);
+    if (r.code !== 0) throw new Error(`rrscan ${args.join(' ')} failed (${r.code}): ${r.stdout}\n${r.stderr}`);
+    return r.stdout;
+  };
+
+  beforeAll(async () => {
+    nodes = await startClickHouseCluster(CLUSTER, 2);
+    dir = tempDir();
+    files = [...data.files, FLEX_FIXTURE].map((objs, i) => {
+      const file = path.join(dir, '..', `${path.basename(dir)}-${i}.ndjson`);
+      writeFileSync(file, objs.map((o) => JSON.stringify(o)).join('\n') + '\n');
+      return file;
+    });
+    for (const n of nodes) ok(['clickhouse', 'init', '--url', n.url, '--cluster', CLUSTER]);
+    for (const f of files) {
+      ok(['ingest', '--data', dir, f]);
+      ok(['ingest', '--clickhouse-url', nodes[0]!.url, f]);
+    }
+    key = addKey(dir, ['--unlimited']);
+    [local, ...fronts] = await Promise.all([startServer(dir), ...nodes.map((n) => startServer(dir, ['--clickhouse-url', n.url]))]);
+  }, 120_000);
+
+  afterAll(async () => {
+    await Promise.all([local?.close(), ...fronts.map((f) => f.close())]);
+    await Promise.all(nodes.map((n) => n.close()));
+    if (dir !== undefined) removeDir(dir);
+    for (const f of files) removeDir(f);
+  });
+
+  it('spreads the rows over both shards', async () => {
+    const counts = await Promise.all(nodes.map(async (n) => {
+      const c = new ClickHouse(n.url);
+      const rows = Number(await c.exec('SELECT count() FROM rrscan.rrsets'));
+      c.close();
+      return rows;
+    }));
+    for (const rows of counts) expect(rows).toBeGreaterThan(500);
+  });
+
+  it(`${QUERIES} flexible and ${QUERIES} standard searches: both front ends answer as the local shards`, async () => {
+    const paths = [...flexPaths(data, QUERIES, SEED), ...lookupPaths(data, QUERIES, SEED)];
+    const differ: string[] = [];
+    for (let i = 0; i < paths.length; i += 8) {
+      await Promise.all(paths.slice(i, i + 8).map(async (p, k) => {
+        const want = await get(local, `/pdns/v2/${p}`, H());
+        const got = await get(fronts[(i + k) % 2]!, `/pdns/v2/${p}`, H());
+        if (got.status !== want.status || got.body !== want.body) differ.push(`${p}\n--- local\n${want.body}--- cluster\n${got.body}`);
+      }));
+    }
+    expect(differ).toEqual([]);
+  }, 120_000);
+
+  it('a shard down: searches on the front ends end failed', async () => {
+    await nodes[1]!.close();
+    for (const p of ['regex/rrnames/paypal', 'lookup/rrset/name/*.example.com', 'lookup/rdata/ip/192.0.2.0,24']) {
+      const r = await get(fronts[0]!, `/pdns/v2/${p}`, H());
+      expect(r.status).toBe(200);
+      expect(r.body).toBe(body(begin, { cond: 'failed', msg: 'Internal error' }));
+    }
+  }, 60_000);
+});

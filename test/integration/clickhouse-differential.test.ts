@@ -1,0 +1,282 @@
+// The ClickHouse data tier against the local shards, over HTTP: the same
+// files ingested into both (`rrscan ingest --data` and `--clickhouse-url`),
+// two `rrscan serve`s (one with `--clickhouse-url`), and the same requests
+// must get byte-identical answers: generated flexible searches (patterns
+// from the data, case mixes, anchors, globs, excludes, rrtype filters,
+// fences, limits, offsets, bad patterns), on generated data written in two
+// files so that sightings are summed, plus the real root zone and the DNSDB
+// examples when ../shared/data/real is there.
+//
+// Standard searches likewise: exact names, wildcards, bailiwicks, rdata
+// names, addresses, CIDRs and ranges, raw rdata, summaries, fences, limits,
+// offsets.
+//
+// Also: aggr=false answers as the local tier compacted into one shard,
+// init is idempotent, a hung-up query is killed in ClickHouse, a
+// query over max_execution_time and ClickHouse going away both end the
+// stream with an in-stream `failed`.
+
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ClickHouse, errorCode, TIMEOUT_CODE } from '../../src/clickhouse/client.js';
+import { differentialData, flexPaths, lookupPaths } from '../fixtures/differential-dataset.js';
+import { FLEX_FIXTURE } from '../fixtures/flex-dataset.js';
+import { CLICKHOUSE_SKIP_REASON, HAVE_CLICKHOUSE, startClickHouse, type ClickHouseServer } from '../helpers/clickhouse-server.js';
+import {
+  addKey, begin, body, cli, get, HAVE_REAL, REAL, REAL_SKIP_REASON, removeDir, startServer, streamGet, tempDir, type Server,
+} from '../helpers/rrscan.js';
+
+if (!HAVE_CLICKHOUSE) console.warn(CLICKHOUSE_SKIP_REASON);
+if (!HAVE_REAL) console.warn(`clickhouse-differential: ${REAL_SKIP_REASON}; generated data only`);
+
+const REAL_FILES = ['zones/root.zone.2024101100', 'zones/arpa.zone.2024101100', 'json/dnsdb-v2-doc-examples.ndjson',
+  'pcap/compactor-dns-20160629.pcap', 'pcap/dnscap-dns-20161020.pcap', 'dnstap/bind9-dnstap.saved.fstrm'];
+/** Searches whose answers come from the real data. */
+const REAL_PATHS = ['regex/rrnames/nic', 'regex/rrnames/%5Ea%5C.', 'glob/rrnames/*.arpa.', 'regex/rdata/gtld', 'glob/rdata/*.net./NS',
+  'regex/rrnames/.?limit=100&offset=50', 'regex/rdata/.?limit=200', 'regex/rrnames/%5Cd/A', 'regex/rrnames/.?exclude=com',
+  'lookup/rrset/name/com', 'lookup/rrset/name/*.arpa', 'lookup/rrset/name/+.root-servers.net', 'lookup/rrset/name/a.nic.*?limit=50',
+  'lookup/rrset/name/in-addr.arpa/NS/arpa', 'lookup/rdata/name/a.gtld-servers.net', 'lookup/rdata/name/*.nic.de',
+  'lookup/rdata/name/ns1.*', 'lookup/rdata/ip/192.5.6.30', 'lookup/rdata/ip/192.0.0.0,8?limit=50', 'lookup/rdata/ip/2001:500::,24',
+  'lookup/rdata/raw/C005061E', 'summarize/rrset/name/*.de', 'summarize/rdata/ip/192.0.0.0,8?max_count=5',
+  'lookup/rrset/name/*.?limit=300&time_first_after=1500000000', 'lookup/rrset/name/*.?humantime=true&limit=20'];
+const SEED = 15;
+const GENERATED_RRSETS = 3_000;
+const QUERIES = 400;
+const LOOKUPS = 400;
+const IN_PARALLEL = 8;
+
+describe.skipIf(!HAVE_CLICKHOUSE)('the ClickHouse tier answers as the local shards do', () => {
+  let ch: ClickHouseServer;
+  let dir: string;
+  let key: string;
+  let local: Server;
+  let remote: Server;
+  let files: string[];
+  const data = differentialData(GENERATED_RRSETS, SEED);
+
+  const H = () => ({ 'X-API-Key': key });
+  const ok = (args: string[]): string => {
+    const r = cli(args);
+    if (r.code !== 0) throw new Error(`rrscan ${args.join(' ')} failed (${r.code}): ${r.stdout}\n${r.stderr}`);
+    return r.stdout;
+  };
+  const ingestBoth = (file: string): void => {
+    ok(['ingest', '--data', dir, file]);
+    ok(['ingest', '--clickhouse-url', ch.url, file]);
+  };
+
+  beforeAll(async () => {
+    const t0 = performance.now();
+    ch = await startClickHouse();
+    console.log(`clickhouse-server started in ${(performance.now() - t0).toFixed(0)} ms, ${ch.rssKiB()} KiB resident`);
+    dir = tempDir();
+    files = [...data.files, FLEX_FIXTURE].map((objs, i) => {
+      const file = path.join(dir, '..', `${path.basename(dir)}-${i}.ndjson`);
+      writeFileSync(file, objs.map((o) => JSON.stringify(o)).join('\n') + '\n');
+      return file;
+    });
+    // Real data through every parser: zone files, DNSDB NDJSON, pcap, dnstap.
+    if (HAVE_REAL) files.push(...REAL_FILES.map((f) => path.join(REAL, f)));
+    expect(ok(['clickhouse', 'init', '--url', ch.url])).toMatch(/^clickhouse init: database rrscan ready on ClickHouse \d+\.\d+/);
+    // One ingest per file: the local side gets a shard each, which its merge combines.
+    for (const f of files) ingestBoth(f);
+    key = addKey(dir, ['--unlimited']);
+    [local, remote] = await Promise.all([startServer(dir), startServer(dir, ['--clickhouse-url', ch.url])]);
+  }, 120_000);
+
+  afterAll(async () => {
+    await Promise.all([local?.close(), remote?.close()]);
+    await ch?.close();
+    if (dir !== undefined) {
+      removeDir(dir);
+      for (const f of files ?? []) if (!f.startsWith(REAL)) removeDir(f);
+    }
+  });
+
+  /** Both servers' answers to each path; the paths whose status, content type or body differ. */
+  async function differences(paths: readonly string[]): Promise<{ path: string; local: string; clickhouse: string }[]> {
+    const out: { path: string; local: string; clickhouse: string }[] = [];
+    const timing = { local: 0, clickhouse: 0 };
+    for (let i = 0; i < paths.length; i += IN_PARALLEL) {
+      await Promise.all(paths.slice(i, i + IN_PARALLEL).map(async (p) => {
+        const t0 = performance.now();
+        const a = await get(local, `/pdns/v2/${p}`, H());
+        const t1 = performance.now();
+        const b = await get(remote, `/pdns/v2/${p}`, H());
+        timing.local += t1 - t0;
+        timing.clickhouse += performance.now() - t1;
+        const show = (r: typeof a) => `${r.status} ${r.headers['content-type']}\n${r.body}`;
+        if (show(a) !== show(b)) out.push({ path: p, local: show(a), clickhouse: show(b) });
+      }));
+    }
+    console.log(`${paths.length} searches: local ${(timing.local / paths.length).toFixed(1)} ms, ` +
+      `ClickHouse ${(timing.clickhouse / paths.length).toFixed(1)} ms on average`);
+    return out;
+  }
+
+  it('init again changes nothing', async () => {
+    const client = new ClickHouse(ch.url);
+    const count = () => client.exec('SELECT count() FROM rrscan.rrsets');
+    const before = await count();
+    expect(ok(['clickhouse', 'init', '--url', ch.url])).toMatch(/ready/);
+    expect(await count()).toBe(before);
+    client.close();
+  });
+
+  it(`${QUERIES} generated flexible searches get byte-identical answers`, async () => {
+    const paths = flexPaths(data, QUERIES, SEED);
+    expect(await differences(paths)).toEqual([]);
+  }, 120_000);
+
+  it.skipIf(!HAVE_REAL)('searches of the real data (root and arpa zones, DNSDB examples, pcap, dnstap) get byte-identical answers',
+    async () => {
+      expect(await differences(REAL_PATHS)).toEqual([]);
+      const bodies = await Promise.all(REAL_PATHS.map(async (p) => (await get(remote, `/pdns/v2/${p}`, H())).body));
+      expect(bodies.filter((b) => b.includes('"obj"')).length).toBeGreaterThan(REAL_PATHS.length - 3);
+    }, 60_000);
+
+  it('answers with results, limits and failures among them, not only empty ones', async () => {
+    const paths = flexPaths(data, 60, SEED);
+    const bodies = await Promise.all(paths.map(async (p) => (await get(remote, `/pdns/v2/${p}`, H())).body));
+    const ends = bodies.map((b) => JSON.parse(b.trimEnd().split('\n').pop()!) as { cond: string; msg?: string });
+    expect(ends.filter((e) => e.cond === 'succeeded' && e.msg === undefined).length).toBeGreaterThan(5);
+    expect(ends.filter((e) => e.cond === 'limited').length).toBeGreaterThan(5);
+    expect(bodies.filter((b) => b.includes('"obj"')).length).toBeGreaterThan(20);
+  }, 60_000);
+
+  it('ingesting a file again sums its sightings again on both tiers', async () => {
+    ingestBoth(files[1]!);
+    const paths = [...flexPaths(data, 60, SEED + 1), ...lookupPaths(data, 60, SEED + 1)].filter((p) => p.includes('time_'));
+    expect(await differences(paths)).toEqual([]);
+  }, 120_000);
+
+  it(`${LOOKUPS} generated standard searches get byte-identical answers`, async () => {
+    const paths = lookupPaths(data, LOOKUPS, SEED);
+    expect(await differences(paths)).toEqual([]);
+    const bodies = await Promise.all(paths.slice(0, 80).map(async (p) => (await get(remote, `/pdns/v2/${p}`, H())).body));
+    expect(bodies.filter((b) => b.includes('"obj"')).length).toBeGreaterThan(30);
+    expect(bodies.filter((b) => b.includes('"limited"')).length).toBeGreaterThan(3);
+  }, 120_000);
+
+  it('raw rdata lookups get byte-identical answers', async () => {
+    const wires = ['C000020A', '0A0002', ...data.rdata.filter((t) => /^\d+\.\d+\.\d+\.\d+$/.test(t)).slice(0, 20)
+      .map((ip) => Buffer.from(ip.split('.').map(Number)).toString('hex')), '036e7331076578616d706c6503636f6d00'];
+    const paths = wires.flatMap((w) => [
+      `lookup/rdata/raw/${w}`, `lookup/rdata/raw/${w}/A?limit=2`, `summarize/rdata/raw/${w.toLowerCase()}`,
+    ]);
+    expect(await differences(paths)).toEqual([]);
+    expect((await get(remote, `/pdns/v2/${paths[6]!}`, H())).body).toContain('"obj"');
+  });
+
+  it('a cancelled query is killed in ClickHouse, and one over max_execution_time fails with code 159', async () => {
+    const client = new ClickHouse(ch.url);
+    const endless = 'SELECT number FROM system.numbers WHERE number = 18446744073709551615';
+    const running = client.select(endless, { lines: () => true, end: () => undefined, error: () => undefined });
+    const seen = () => client.exec(`SELECT count() FROM system.processes WHERE query_id = '${running.queryId}'`);
+    for (let i = 0; i < 100 && (await seen()).trim() !== '1'; i++) await new Promise((r) => setTimeout(r, 20));
+    expect((await seen()).trim()).toBe('1');
+    running.cancel();
+    for (let i = 0; i < 100 && (await seen()).trim() !== '0'; i++) await new Promise((r) => setTimeout(r, 20));
+    expect((await seen()).trim()).toBe('0');
+
+    const failed = await new Promise<string>((resolve) => {
+      client.select(endless, { lines: () => true, end: () => resolve('ended'), error: (e) => resolve(e.message) }, 1);
+    });
+    expect(errorCode(failed)).toBe(TIMEOUT_CODE);
+    client.close();
+  }, 30_000);
+
+  it('aggr=false: the answers of the local tier with its shards compacted into one', async () => {
+    ok(['compact', '--data', dir]);
+    const compacted = await startServer(dir);
+    try {
+      const wires = data.rdata.filter((t) => /^\d+\.\d+\.\d+\.\d+$/.test(t)).slice(0, 10)
+        .map((ip) => `lookup/rdata/raw/${Buffer.from(ip.split('.').map(Number)).toString('hex')}`);
+      const paths = [...lookupPaths(data, 150, SEED + 2), ...wires, ...REAL_PATHS.filter((p) => p.startsWith('lookup/'))]
+        .map((p) => `${p}${p.includes('?') ? '&' : '?'}aggr=false`);
+      const differ: string[] = [];
+      for (const p of paths) {
+        const want = await get(compacted, `/pdns/v2/${p}`, H());
+        const got = await get(remote, `/pdns/v2/${p}`, H());
+        if (got.body !== want.body) differ.push(`${p}\n--- local\n${want.body}--- clickhouse\n${got.body}`);
+      }
+      expect(differ).toEqual([]);
+    } finally {
+      await compacted.close();
+    }
+  }, 120_000);
+
+  it('a search statement runs read-only: whatever its text, it cannot change data or schema', async () => {
+    const client = new ClickHouse(ch.url);
+    const refused = await new Promise<string>((resolve) => {
+      client.select('DROP TABLE rrscan.rrsets', { lines: () => true, end: () => resolve('ran'), error: (e) => resolve(e.message) });
+    });
+    expect(refused).toMatch(/^Code: 164, .*readonly/);
+    expect(Number(await client.exec('SELECT count() FROM rrscan.rrsets'))).toBeGreaterThan(0);
+    client.close();
+  });
+
+  describe('on a search that takes seconds', () => {
+    // 1 M names made by ClickHouse itself, in a database of their own, so a fenced search takes seconds.
+    let client: ClickHouse;
+    let slow: Server;
+    let big: string;
+    const search = `/pdns/v2/regex/rrnames/${encodeURIComponent('[0-9]{2}[0-5]')}?limit=1000000&time_last_after=1550000000`;
+    const running = async () => Number(await client.exec(
+      "SELECT count() FROM system.processes WHERE query LIKE '%`slow`.flex_names%' AND query NOT LIKE '%system.processes%'"));
+    const whileRunning = async () => {
+      for (let i = 0; i < 200 && (await running()) === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(await running()).toBe(1);
+    };
+
+    beforeAll(async () => {
+      client = new ClickHouse(ch.url);
+      ok(['clickhouse', 'init', '--url', ch.url, '--database', 'slow']);
+      await client.exec("INSERT INTO slow.flex_names_in SELECT concat(toString(number), '.slow.test.'), 1, 1500000000, 1600000000 " +
+        'FROM system.numbers LIMIT 1000000');
+      big = addKey(dir, ['--unlimited', '--results-max', '1000000']);
+      slow = await startServer(dir, ['--clickhouse-url', ch.url, '--clickhouse-database', 'slow']);
+    }, 60_000);
+
+    afterAll(async () => {
+      await slow?.close();
+      client?.close();
+    });
+
+    it('a client that hangs up stops its ClickHouse query (KILL QUERY), long before the query would end', async () => {
+      const t0 = performance.now();
+      const whole = await get(slow, search, { 'X-API-Key': big });
+      const wholeMs = performance.now() - t0;
+      // Keep-alives ({}) while ClickHouse works, then the results.
+      expect(whole.body).toMatch(/^\{"cond":"begin"\}\n(\{\}\n)*\{"obj".*\{"cond":"(succeeded|limited)"[^\n]*\}\n$/s);
+      expect(wholeMs).toBeGreaterThan(1_000);
+
+      const reply = streamGet(slow, search, { 'X-API-Key': big });
+      await whileRunning();
+      const hungUp = reply.abort();
+      await reply.done.catch(() => undefined); // hung up before any byte came: the reply rejects
+      for (let i = 0; i < 200 && (await running()) !== 0; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(await running()).toBe(0);
+      const stoppedMs = performance.now() - hungUp;
+      console.log(`whole answer ${wholeMs.toFixed(0)} ms; query gone ${stoppedMs.toFixed(0)} ms after the hang-up`);
+      expect(stoppedMs).toBeLessThan(wholeMs / 2);
+    }, 60_000);
+
+    it('a query ClickHouse stops (killed by someone else) ends the answer failed, never as a shorter success', async () => {
+      const reply = get(slow, search, { 'X-API-Key': big });
+      await whileRunning();
+      await client.exec("KILL QUERY WHERE query LIKE '%`slow`.flex_names%' AND query NOT LIKE '%system.processes%' SYNC");
+      const r = await reply;
+      expect(r.status).toBe(200);
+      expect(r.body).toMatch(/^\{"cond":"begin"\}\n(\{\}\n)*\{"cond":"failed","msg":"Internal error"\}\n$/);
+    }, 60_000);
+  });
+
+  it('ClickHouse gone: an in-stream failed, never a partial or empty success', async () => {
+    await ch.close();
+    const r = await get(remote, '/pdns/v2/regex/rrnames/paypal', H());
+    expect(r.status).toBe(200);
+    expect(r.body).toBe(body(begin, { cond: 'failed', msg: 'Internal error' }));
+  });
+});
