@@ -364,6 +364,12 @@ export const LIMITS = Object.freeze({
    */
   compactLockWaitMs: 600_000,
   /**
+   * A `.writer-<id>.new` file (a writer lock created, not yet locked and
+   * renamed) older than this is a killed writer's; younger ones may be a
+   * live writer's between its two steps, so a sweep leaves them.
+   */
+  newWriterLockStaleMs: 60_000,
+  /**
    * A background merge that failed (a full disk, a corrupt input) is tried
    * again after a pause that doubles from manifestPollMs up to this.
    */

@@ -199,6 +199,15 @@ async function removeFiles(dataDir: string, files: readonly string[]): Promise<v
 
 const MANIFEST_TEMP = /^\.manifest\.json\.\d+\.tmp$/;
 
+/** Milliseconds since `file` was last modified; 0 when it is gone. */
+function ageMs(file: string): number {
+  try {
+    return Date.now() - statSync(file).mtimeMs;
+  } catch {
+    return 0;
+  }
+}
+
 function removeIfFree(file: string): void {
   try {
     FileLock.tryAcquire(file)?.remove();
@@ -225,9 +234,10 @@ function orphans(dataDir: string, live: ReadonlySet<string>): string[] {
     const writer = shardOf ?? lockOf;
     if (writer === undefined) {
       if (MANIFEST_TEMP.test(f)) out.push(f);
-      // A writer killed between creating its lock and renaming it; a free
-      // lock there is a dead one (a live writer holds it from the start).
-      else if (isNewWriterLock(f)) removeIfFree(path.join(dataDir, f));
+      // A writer killed between creating its lock and renaming it. Only an
+      // old one: a live writer creates the file and then locks it, and a
+      // sweep between the two would take the free file for a dead one's.
+      else if (isNewWriterLock(f) && ageMs(path.join(dataDir, f)) > LIMITS.newWriterLockStaleMs) removeIfFree(path.join(dataDir, f));
       continue;
     }
     let w = byWriter.get(writer);

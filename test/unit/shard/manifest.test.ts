@@ -2,9 +2,10 @@
 // published manifest is never undone by what fails after it, and the
 // cleanup of what dead writers left (src/shard/file-lock.ts).
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { LIMITS } from '../../../src/config/limits.js';
 import { FileLock, WriterLock, writerLockFile } from '../../../src/shard/file-lock.js';
 import { readManifest, updateManifest, type ShardEntry } from '../../../src/shard/manifest.js';
 import { REPO, tempPaths } from '../../helpers/rrscan.js';
@@ -107,6 +108,11 @@ describe('what a dead writer left behind', () => {
       deadNew: '.writer-beefbeefbeef.new',
     };
     for (const f of Object.values(files)) writeFileSync(path.join(dir, f), 'x');
+    const longAgo = (Date.now() - LIMITS.newWriterLockStaleMs - 1_000) / 1000;
+    utimesSync(path.join(dir, files.deadNew), longAgo, longAgo);
+    // A live writer between creating its lock file and locking it: too young to be taken for dead.
+    const startingNew = '.writer-cafecafecafe.new';
+    writeFileSync(path.join(dir, startingNew), '');
     try {
       await updateManifest(dir, () => [entry(files.published)]);
     } finally {
@@ -114,7 +120,7 @@ describe('what a dead writer left behind', () => {
     }
     expect(readdirSync(dir).sort()).toEqual([
       files.running, files.own, files.published, files.legacy, files.other, 'manifest.json', 'manifest.lock',
-      path.basename(writerLockFile(dir, own)), path.basename(writerLockFile(dir, running)),
+      path.basename(writerLockFile(dir, own)), path.basename(writerLockFile(dir, running)), startingNew,
     ].sort());
     // Once the other process is gone, its shards go at the next swap; ours stay while our run holds its lock.
     await updateManifest(dir, (m) => m.shards);
