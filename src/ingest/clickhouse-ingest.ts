@@ -13,7 +13,6 @@
 // twice into shards does.
 
 import { createHash } from 'node:crypto';
-import { stat } from 'node:fs/promises';
 import { LIMITS } from '../config/limits.js';
 import { ClickHouse } from '../clickhouse/client.js';
 import { RowBinaryWriter } from '../clickhouse/row-binary.js';
@@ -23,8 +22,7 @@ import { rdataTargetName } from '../dns/rdata-names.js';
 import { isFlexRdataType, RR } from '../dns/rrtype.js';
 import type { Observation, Rdata } from '../model/observation.js';
 import { firstSeen, lastSeen } from '../model/sighting.js';
-import type { IngestContext } from './context.js';
-import { detectFormat, sourceFor, type IngestOptions, type IngestSummary } from './run.js';
+import { RunInputs, sourceFor, type IngestOptions, type IngestSummary } from './run.js';
 
 export interface ClickHouseIngestOptions extends Omit<IngestOptions, 'dataDir' | 'memoryRrsets' | 'threads' | 'parallelBytesMin'> {
   url: string;
@@ -111,41 +109,24 @@ export class ObservationRows {
 export async function ingestFilesToClickHouse(files: readonly string[], opts: ClickHouseIngestOptions): Promise<IngestSummary> {
   const started = performance.now();
   const ch = new ClickHouse(opts.url);
-  const sizes = await Promise.all(files.map(async (f) => (await stat(f)).size));
-  const totalBytes = sizes.reduce((a, b) => a + b, 0);
-  let doneBytes = 0;
-  let rejected = 0;
+  const inputs = await RunInputs.open(files, opts);
   let observations = 0;
   const rows = new ObservationRows();
   try {
     const tables = await findTables(ch, opts.database);
-    for (let i = 0; i < files.length; i++) {
-      const file = files[i]!;
-      const format = opts.format === 'auto' ? await detectFormat(file) : opts.format;
-      const base = doneBytes;
-      const ctx: IngestContext = {
-        file,
-        reject(err: Error) {
-          rejected++;
-          if (rejected > opts.maxErrors) throw err;
-          opts.onReject?.(err);
-        },
-        progress: (bytes) => opts.onProgress?.(base + bytes, totalBytes),
-      };
+    await inputs.forEach(async (file, format, ctx) => {
       for await (const o of sourceFor(format, file, ctx, { ...opts, dataDir: '' })) {
         rows.add(o);
         observations++;
         if (rows.full) await rows.flush(ch, tables);
       }
-      doneBytes += sizes[i]!;
-      opts.onProgress?.(doneBytes, totalBytes);
-    }
+    });
     await rows.flush(ch, tables);
   } finally {
     ch.close();
   }
   return {
-    files: files.length, records: observations, observations, rrsets: observations, rejected, shards: [],
+    files: files.length, records: observations, observations, rrsets: observations, rejected: inputs.rejected, shards: [],
     seconds: (performance.now() - started) / 1000,
   };
 }

@@ -110,54 +110,75 @@ async function publishRun(dataDir: string, label: string, now: number, memoryRrs
   }
 }
 
+/**
+ * The input files of one run, in order: each one's format, and a context
+ * that counts skipped records against --max-errors (across all the files)
+ * and reports progress in bytes over all of them. One copy of these rules
+ * for every place ingest writes to (shards, ClickHouse).
+ */
+export class RunInputs {
+  rejected = 0;
+  private done = 0;
+
+  private constructor(readonly files: readonly string[], readonly sizes: readonly number[], readonly totalBytes: number,
+    private readonly opts: Pick<IngestOptions, 'format' | 'maxErrors' | 'onProgress' | 'onReject'>) {}
+
+  static async open(files: readonly string[], opts: Pick<IngestOptions, 'format' | 'maxErrors' | 'onProgress' | 'onReject'>):
+    Promise<RunInputs> {
+    const sizes = await Promise.all(files.map(async (f) => (await stat(f)).size));
+    return new RunInputs(files, sizes, sizes.reduce((a, b) => a + b, 0), opts);
+  }
+
+  /** Calls `read` for each file in turn with its format and context; progress moves past the file when it returns. */
+  async forEach(read: (file: string, format: SourceFormat, ctx: IngestContext, size: number) => Promise<void>): Promise<void> {
+    const opts = this.opts;
+    for (let i = 0; i < this.files.length; i++) {
+      const file = this.files[i]!;
+      const format = opts.format === 'auto' ? await detectFormat(file) : opts.format;
+      const base = this.done;
+      const ctx: IngestContext = {
+        file,
+        reject: (err: Error) => {
+          this.rejected++;
+          if (this.rejected > opts.maxErrors) throw err;
+          opts.onReject?.(err);
+        },
+        progress: (bytes: number) => opts.onProgress?.(base + bytes, this.totalBytes),
+      };
+      await read(file, format, ctx, this.sizes[i]!);
+      this.done += this.sizes[i]!;
+      opts.onProgress?.(this.done, this.totalBytes);
+    }
+  }
+}
+
 export async function ingestFiles(files: readonly string[], opts: IngestOptions): Promise<IngestSummary> {
   const started = performance.now();
   const now = opts.now ?? Math.floor(Date.now() / 1000);
   const label = `ingest ${files.map((f) => path.basename(f)).join(' ')}`.slice(0, 1000);
-  const sizes = await Promise.all(files.map(async (f) => (await stat(f)).size));
-  const totalBytes = sizes.reduce((a, b) => a + b, 0);
-  let doneBytes = 0;
-  let rejected = 0;
+  const inputs = await RunInputs.open(files, opts);
   const { spiller, shards } = await publishRun(opts.dataDir, label, now, opts.memoryRrsets ?? LIMITS.ingestRrsetsInMemoryMax,
-    async (spiller) => {
-      for (let i = 0; i < files.length; i++) {
-        const file = files[i]!;
-        const format = opts.format === 'auto' ? await detectFormat(file) : opts.format;
-        const base = doneBytes;
-        const ctx: IngestContext = {
-          file,
-          reject(err: Error) {
-            rejected++;
-            if (rejected > opts.maxErrors) throw err;
-            opts.onReject?.(err);
-          },
-          progress(bytes: number) {
-            opts.onProgress?.(base + bytes, totalBytes);
-          },
-        };
-        const threads = threadsFor(opts.threads);
-        if (format === 'ndjson' && threads > 1 && sizes[i]! >= (opts.parallelBytesMin ?? LIMITS.ndjsonParallelBytesMin)) {
-          // The threads take the whole memory budget: write out what this one holds first.
-          await spiller.spill();
-          const p = await ingestNdjsonParallel(file, {
-            threads, dataDir: opts.dataDir, label, now, memoryRrsets: spiller.memoryRrsets, writer: spiller.writer,
-            maxErrors: opts.maxErrors - rejected,
-            onProgress: (bytes) => ctx.progress?.(bytes),
-            ...(opts.onReject ? { onReject: opts.onReject } : {}),
-            discard: (written) => spiller.discard(written),
-          });
-          spiller.adopt(p.written, p.records, p.observations);
-          rejected += p.rejected;
-        } else {
-          for await (const o of sourceFor(format, file, ctx, opts)) await spiller.add(o);
-        }
-        doneBytes += sizes[i]!;
-        opts.onProgress?.(doneBytes, totalBytes);
+    (spiller) => inputs.forEach(async (file, format, ctx, size) => {
+      const threads = threadsFor(opts.threads);
+      if (format === 'ndjson' && threads > 1 && size >= (opts.parallelBytesMin ?? LIMITS.ndjsonParallelBytesMin)) {
+        // The threads take the whole memory budget: write out what this one holds first.
+        await spiller.spill();
+        const p = await ingestNdjsonParallel(file, {
+          threads, dataDir: opts.dataDir, label, now, memoryRrsets: spiller.memoryRrsets, writer: spiller.writer,
+          maxErrors: opts.maxErrors - inputs.rejected,
+          onProgress: (bytes) => ctx.progress?.(bytes),
+          ...(opts.onReject ? { onReject: opts.onReject } : {}),
+          discard: (written) => spiller.discard(written),
+        });
+        spiller.adopt(p.written, p.records, p.observations);
+        inputs.rejected += p.rejected;
+      } else {
+        for await (const o of sourceFor(format, file, ctx, opts)) await spiller.add(o);
       }
-    });
+    }));
   return {
     files: files.length, records: spiller.records, observations: spiller.observations, rrsets: spiller.rrsets,
-    rejected, shards, seconds: (performance.now() - started) / 1000,
+    rejected: inputs.rejected, shards, seconds: (performance.now() - started) / 1000,
   };
 }
 
