@@ -22,6 +22,8 @@ import { addKey, hasKeys } from '../auth/key-admin.js';
 import { redisKeyStoreConfig, sqliteKeyStoreConfig } from '../auth/stores/open-key-store.js';
 import { redisUrlArg, registerKeysCommand } from './keys.js';
 import { progressBar } from './progress.js';
+import type { IngestMetricSources } from '../server/ingest-metrics.js';
+import type { MetricsListener } from '../server/metrics-listener.js';
 
 const DEMO_RECORDS_DEFAULT = 1_000_000;
 const DEMO_KEY_FILE = 'demo-key.txt';
@@ -200,7 +202,7 @@ async function compactInBackground(dataDir: string, policy: Partial<TieredPolicy
  * a flush failed: its RRsets were lost).
  */
 async function receiveUntilSignal(dataDir: string, listen: ListenAddress[], flushSeconds: number, memoryRrsets: number,
-  compaction: Partial<TieredPolicy> | undefined): Promise<void> {
+  compaction: Partial<TieredPolicy> | undefined, metrics: { host: string; port: number } | undefined): Promise<void> {
   // The handlers go in before the addresses are printed: until a listener
   // exists the signal's default action kills the process, and whoever read
   // the addresses may signal at once.
@@ -219,9 +221,16 @@ async function receiveUntilSignal(dataDir: string, listen: ListenAddress[], flus
   // logarithmic in the data (compaction-policy.ts) on a thread of its own.
   const compactor = compaction === undefined ? undefined : new AutoCompactor({ dataDir, policy: compaction, log });
   compactor?.start();
+  let stopping = false;
+  const listener = metrics === undefined ? undefined : await startIngestMetrics(metrics, {
+    receiver: () => receiver.totals(), compactor: compactor === undefined ? undefined : () => compactor.totals,
+  }, () => Promise.resolve(stopping ? 'stopping' : undefined));
+  if (listener !== undefined) console.log(`rrscan metrics at ${listener.url}/metrics (health: /healthz, /readyz)`);
   for (const a of receiver.addresses) console.log(`rrscan ingest listening on ${a}`);
   await signalled;
+  stopping = true;
   const [t] = await Promise.all([receiver.stop(), compactor?.stop()]);
+  listener?.close();
   console.log(`ingest: stopped; ${t.senders} sender(s), ${t.frames} frames, ${t.published.rrsets} RRsets published in ` +
     `${t.published.shards} shard(s), ${t.outOfBailiwick} records out of bailiwick, ${t.rejected} frames rejected`);
   if (t.published.failedFlushes > 0) {
@@ -229,6 +238,14 @@ async function receiveUntilSignal(dataDir: string, listen: ListenAddress[], flus
     console.error(`rrscan ingest: ${t.published.failedFlushes} flush(es) failed, ${t.published.lostRrsets} RRsets lost`);
     process.exitCode = 1;
   }
+}
+
+/** The metrics listener of `ingest --listen --metrics-port N`. */
+async function startIngestMetrics(at: { host: string; port: number }, sources: IngestMetricSources,
+  ready: () => Promise<string | undefined>): Promise<MetricsListener> {
+  const { ingestMetricsRegistry } = await import('../server/ingest-metrics.js');
+  const { startMetricsListener } = await import('../server/metrics-listener.js');
+  return startMetricsListener(at.host, at.port, ingestMetricsRegistry(sources), ready);
 }
 
 export function buildProgram(): Command {
@@ -261,10 +278,14 @@ export function buildProgram(): Command {
       integer('--flush-seconds', 1, LIMITS.liveFlushSecondsMax))
     .addOption(new Option('--compact <mode>', 'with --listen: merge the flushed shards in the background as the tiered ' +
       'policy asks (auto), or leave that to `rrscan compact --auto` in its own process (off)').choices(['auto', 'off']))
+    .option('--metrics-port <port>', 'with --listen: serve Prometheus /metrics (frames, records, refusals, flushes, merges), ' +
+      '/healthz and /readyz on this port (0 = any free port)', integer('--metrics-port', 0, 65535))
+    .option('--metrics-host <host>', 'address of the metrics port', '127.0.0.1')
     .argument('[files...]', 'input files (none with --listen)')
     .action(async (files: string[], o: { data?: string; clickhouseUrl?: string; clickhouseDatabase: string;
       format: SourceFormat | 'auto'; origin?: string; observedAt?: number; maxErrors: number; memoryRrsets?: number;
-      workers?: number; listen?: ListenAddress[]; flushSeconds?: number; compact?: 'auto' | 'off' } & PolicyFlags) => {
+      workers?: number; listen?: ListenAddress[]; flushSeconds?: number; compact?: 'auto' | 'off';
+      metricsPort?: number; metricsHost: string } & PolicyFlags) => {
       if ((o.data === undefined) === (o.clickhouseUrl === undefined)) {
         throw new InvalidArgumentError('give exactly one of --data and --clickhouse-url');
       }
@@ -276,10 +297,12 @@ export function buildProgram(): Command {
           throw new InvalidArgumentError('--fan-in, --tier-min-rrsets and --merge-rrsets-max go with --compact auto');
         }
         await receiveUntilSignal(o.data, o.listen, o.flushSeconds ?? LIMITS.liveFlushSecondsDefault,
-          o.memoryRrsets ?? LIMITS.liveRrsetsInMemoryMax, o.compact === 'off' ? undefined : policy);
+          o.memoryRrsets ?? LIMITS.liveRrsetsInMemoryMax, o.compact === 'off' ? undefined : policy,
+          o.metricsPort === undefined ? undefined : { host: o.metricsHost, port: o.metricsPort });
         return;
       }
       if (o.flushSeconds !== undefined) throw new InvalidArgumentError('--flush-seconds goes with --listen');
+      if (o.metricsPort !== undefined) throw new InvalidArgumentError('--metrics-port goes with --listen');
       if (o.compact !== undefined || Object.keys(policy).length > 0) {
         throw new InvalidArgumentError('--compact and the compaction policy flags go with --listen');
       }

@@ -331,6 +331,45 @@ describe('rrscan ingest --listen', () => {
   }, 60_000);
 });
 
+describe('rrscan ingest --listen --metrics-port', () => {
+  it('serves the receiver\'s and the compactor\'s totals as Prometheus metrics, and health', async () => {
+    const d = fresh();
+    const data = path.join(d, 'data');
+    const r = await startReceiver(data, [`unix:${path.join(d, 'tap.sock')}`], ['--flush-seconds', '1', '--metrics-port', '0']);
+    const url = /^rrscan metrics at (http:\/\/\S+)\/metrics /m.exec(r.stdout())![1]!;
+    const scrape = async (): Promise<Map<string, number>> => {
+      const text = await (await fetch(`${url}/metrics`)).text();
+      return new Map([...text.matchAll(/^(rrscan_\w+) (\S+)$/gm)].map((m) => [m[1]!, Number(m[2])]));
+    };
+    try {
+      expect(await (await fetch(`${url}/healthz`)).text()).toBe('ok\n');
+      expect(await (await fetch(`${url}/readyz`)).text()).toBe('ready\n');
+      const sender = await started(r.addresses[0]!);
+      // Three answers, one of them with an additional record outside the zone's bailiwick.
+      await sender.write(cat([
+        answer('m1.live.test.', '192.0.2.1'), answer('m2.live.test.', '192.0.2.2'),
+        answer('m3.live.test.', '192.0.2.3', 'live.test.', [{ name: 'elsewhere.example.', ip: '192.0.2.9' }]),
+      ]));
+      await sender.finish();
+      await waitFor('a flush of the three RRsets', async () => ((await scrape()).get('rrscan_ingest_published_rrsets_total') === 3
+        ? true : undefined));
+      const m = await scrape();
+      expect(['senders', 'senders_total', 'frames_total', 'responses_total', 'records_total', 'out_of_bailiwick_total',
+        'rejected_total', 'flushes_failed_total', 'lost_rrsets_total'].map((k) => [k, m.get(`rrscan_ingest_${k}`)]))
+        .toEqual([['senders', 0], ['senders_total', 1], ['frames_total', 3], ['responses_total', 3], ['records_total', 3],
+          ['out_of_bailiwick_total', 1], ['rejected_total', 0], ['flushes_failed_total', 0], ['lost_rrsets_total', 0]]);
+      expect(m.get('rrscan_ingest_flushes_total')).toBeGreaterThanOrEqual(1);
+      expect(m.get('rrscan_compaction_merges_total')).toBe(0);
+    } finally {
+      expect(await r.stop()).toBe(0);
+    }
+  }, 60_000);
+
+  it('refuses --metrics-port without --listen', () => {
+    expect(cli(['ingest', '--data', fresh(), '--metrics-port', '0', 'x.ndjson']).stderr).toContain('--metrics-port goes with --listen');
+  });
+});
+
 describe('rrscan ingest --listen --compact', () => {
   /** Sends `rounds` batches of `per` names, one flush apart; answers every name sent. */
   async function feed(address: string, rounds: number, per: number): Promise<string[]> {
