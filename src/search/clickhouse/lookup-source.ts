@@ -5,13 +5,13 @@
 // paused while LIMITS.clickhouseLookupRowsBuffered rows wait for the merge.
 
 import { LIMITS } from '../../config/limits.js';
-import { STREAM_MESSAGES, type ClickHouseError } from '../../errors/catalogue.js';
-import { errorCode, TIMEOUT_CODE, type ClickHouse, type RunningSelect } from '../../clickhouse/client.js';
+import type { ClickHouse } from '../../clickhouse/client.js';
 import { isOneLabel, reverseName } from '../../dns/name.js';
 import type { LookupResult } from '../../render/result-lines.js';
 import { RRSET_KEY_SEPARATOR as SEP, rrsetKeyTail, rrtypeKeyText } from '../../shard/rrset-order.js';
 import { END, HAS, WAIT, type LookupSource, type SourceEvents, type SourceState } from '../sources.js';
 import type { LookupShape } from './lookup-sql.js';
+import { StreamedSelect } from './streamed-select.js';
 
 /** One JSONEachRow row of lookup-sql.ts (UInt64 counts arrive as strings). */
 interface Row {
@@ -31,33 +31,16 @@ interface Row {
   ztl: number;
 }
 
-export class SelectLookupSource implements LookupSource {
+export class SelectLookupSource extends StreamedSelect implements LookupSource {
   private readonly rows: Row[] = [];
   private at = 0;
-  private finished = false;
-  private closed = false;
-  private running: RunningSelect | undefined;
 
-  constructor(private readonly shape: LookupShape, private readonly events: SourceEvents) {}
-
-  start(ch: ClickHouse, maxSeconds: number, ended: () => void): void {
-    this.running = ch.select(this.shape.sql, {
-      lines: (lines) => this.onLines(lines),
-      end: () => {
-        this.finished = true;
-        ended();
-        if (!this.closed) this.events.ready();
-      },
-      error: (err) => {
-        ended();
-        if (!this.closed) this.onError(err);
-      },
-    }, maxSeconds);
+  constructor(private readonly shape: LookupShape, events: SourceEvents) {
+    super(events);
   }
 
-  private onError(err: ClickHouseError): void {
-    if (errorCode(err.message) === TIMEOUT_CODE) this.events.fail(STREAM_MESSAGES.SCAN_TIMEOUT);
-    else this.events.fail(STREAM_MESSAGES.INTERNAL, err);
+  start(ch: ClickHouse, maxSeconds: number, ended: () => void): void {
+    this.run(ch, this.shape.sql, maxSeconds, ended);
   }
 
   /** Whether a row passes the one-label rule of `+.` and `.+` wildcards (the shards' rule, dns/name.ts). */
@@ -68,7 +51,7 @@ export class SelectLookupSource implements LookupSource {
     return isOneLabel((o.reversed ? reverseName(name) : name).slice(o.prefix.length));
   }
 
-  private onLines(lines: string[]): boolean {
+  protected onLines(lines: string[]): boolean {
     if (this.closed) return false;
     if (this.at > 0) {
       this.rows.splice(0, this.at);
@@ -81,10 +64,7 @@ export class SelectLookupSource implements LookupSource {
         if (this.keeps(r)) this.rows.push(r);
       }
     } catch (err) {
-      // An error ClickHouse wrote into the middle of a row, or a bug: never a partial answer.
-      this.close();
-      this.events.fail(STREAM_MESSAGES.INTERNAL, err);
-      return false;
+      return this.refuse(err);
     }
     this.events.ready();
     return this.rows.length < LIMITS.clickhouseLookupRowsBuffered;
@@ -119,9 +99,4 @@ export class SelectLookupSource implements LookupSource {
     }
   }
 
-  close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    this.running?.cancel();
-  }
 }

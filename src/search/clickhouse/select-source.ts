@@ -9,61 +9,39 @@
 // Closing cancels the query (client.ts: KILL QUERY as well as the hang-up).
 
 import { LIMITS } from '../../config/limits.js';
-import { STREAM_MESSAGES } from '../../errors/catalogue.js';
-import { errorCode, TIMEOUT_CODE, type ClickHouse, type RunningSelect } from '../../clickhouse/client.js';
+import type { ClickHouse } from '../../clickhouse/client.js';
 import { tsvField, tsvNumbers, tsvPlainStrings } from '../../clickhouse/tab-separated.js';
-import type { ClickHouseError } from '../../errors/catalogue.js';
 import type { FlexTarget } from '../../query/flex-query.js';
 import { END, HAS, WAIT, type FlexSource, type SourceEvents, type SourceState } from '../sources.js';
 import { batchTypes, BatchBuilder, valueLines } from '../local/flex-batch.js';
 import type { FlexBatch } from '../local/scan-protocol.js';
+import { StreamedSelect } from './streamed-select.js';
 
 /** How every row of flex-sql.ts begins: its array of rrtypes. */
 const ROW_START = /^\[(\d+(,\d+)*)?\]\t/;
 
-export class SelectFlexSource implements FlexSource {
+export class SelectFlexSource extends StreamedSelect implements FlexSource {
   private readonly batches: FlexBatch[] = [];
   private readonly builder = new BatchBuilder();
   private at = 0;
-  private finished = false;
-  private closed = false;
-  private running: RunningSelect | undefined;
   bulkCount = 0;
 
-  constructor(private readonly target: FlexTarget, private readonly events: SourceEvents) {}
+  constructor(private readonly target: FlexTarget, events: SourceEvents) {
+    super(events);
+  }
 
   /** Starts the query; `ended` runs once when it has ended or been cancelled. */
   start(ch: ClickHouse, sql: string, maxSeconds: number, ended: () => void): void {
-    this.running = ch.select(sql, {
-      lines: (lines) => this.onLines(lines),
-      end: () => {
-        this.finished = true;
-        ended();
-        if (!this.closed) this.events.ready();
-      },
-      error: (err) => {
-        ended();
-        if (!this.closed) this.onError(err);
-      },
-    }, maxSeconds);
-  }
-
-  private onError(err: ClickHouseError): void {
-    const code = errorCode(err.message);
-    if (code === TIMEOUT_CODE) this.events.fail(STREAM_MESSAGES.SCAN_TIMEOUT);
-    else this.events.fail(STREAM_MESSAGES.INTERNAL, err);
+    this.run(ch, sql, maxSeconds, ended);
   }
 
   /** Takes a chunk of rows into batches; false asks the client to pause the answer. */
-  private onLines(lines: string[]): boolean {
+  protected onLines(lines: string[]): boolean {
     if (this.closed) return false;
     try {
       this.addRows(lines);
     } catch (err) {
-      // A row of another shape: an error ClickHouse wrote into the middle of a row, or a bug. Never a partial answer.
-      this.close();
-      this.events.fail(STREAM_MESSAGES.INTERNAL, err);
-      return false;
+      return this.refuse(err);
     }
     this.events.ready();
     return this.batches.length < LIMITS.clickhouseBatchesBuffered;
@@ -126,9 +104,4 @@ export class SelectFlexSource implements FlexSource {
     return text;
   }
 
-  close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    this.running?.cancel();
-  }
 }
