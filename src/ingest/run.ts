@@ -110,6 +110,8 @@ async function publishRun(dataDir: string, label: string, now: number, memoryRrs
   }
 }
 
+type InputOptions = Pick<IngestOptions, 'format' | 'maxErrors' | 'onProgress' | 'onReject'>;
+
 /**
  * The input files of one run, in order: each one's format, and a context
  * that counts skipped records against --max-errors (across all the files)
@@ -121,10 +123,9 @@ export class RunInputs {
   private done = 0;
 
   private constructor(readonly files: readonly string[], readonly sizes: readonly number[], readonly totalBytes: number,
-    private readonly opts: Pick<IngestOptions, 'format' | 'maxErrors' | 'onProgress' | 'onReject'>) {}
+    private readonly opts: InputOptions) {}
 
-  static async open(files: readonly string[], opts: Pick<IngestOptions, 'format' | 'maxErrors' | 'onProgress' | 'onReject'>):
-    Promise<RunInputs> {
+  static async open(files: readonly string[], opts: InputOptions): Promise<RunInputs> {
     const sizes = await Promise.all(files.map(async (f) => (await stat(f)).size));
     return new RunInputs(files, sizes, sizes.reduce((a, b) => a + b, 0), opts);
   }
