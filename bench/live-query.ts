@@ -61,7 +61,8 @@ const SETTLE_MS = 600_000;
 const EXTRA_MAX = 64;
 
 const flushes = Math.round((minutes * 60) / flushSeconds);
-const fresh = Math.round(flushRrsets * (1 - repeat));
+/** New RRsets a flush brings; at least one slot repeats, for the popular name. */
+const fresh = Math.min(flushRrsets - 1, Math.round(flushRrsets * (1 - repeat)));
 const names = [...benchNames(flushRrsets + Math.max(0, flushes - 1 + EXTRA_MAX) * fresh, 11)];
 
 /**
