@@ -14,11 +14,11 @@
 
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { AA, QR, a, cat, control, dnsMessage, dnstapFrame } from '../test/unit/ingest/wire-fixtures.js';
+import { cat, control } from '../test/unit/ingest/wire-fixtures.js';
+import { DNSTAP, FstrmSession, aFrame, publishedRrsets } from './dnstap-feed.js';
 import { BIN, arg, environment, fmt } from './common.js';
 
 const fmt0 = (n: number): string => fmt(n, 0);
@@ -29,56 +29,22 @@ const transport = arg('transport', 'unix');
 const flushSeconds = arg('flush-seconds', '1');
 const memoryRrsets = arg('memory-rrsets', '200000');
 
-const DNSTAP = 'protobuf:dnstap.Dnstap';
 const T = 1_760_000_000;
 
 function stream(sender: number): Buffer {
   const parts: Uint8Array[] = [];
   for (let i = 0; i < frames; i++) {
     const name = `h${i}.s${sender}.bench.test.`;
-    const rdata = a(`10.${sender & 255}.${(i >> 8) & 255}.${i & 255}`);
-    const response = dnsMessage({ flags: QR | AA, qname: name, answer: [{ name, type: 1, rdata }] });
-    parts.push(dnstapFrame({ type: 2, responseTimeSec: T, response, zone: 'bench.test.' }));
+    parts.push(aFrame(name, `10.${sender & 255}.${(i >> 8) & 255}.${i & 255}`, 'bench.test.', T));
   }
   return Buffer.from(cat(parts));
 }
 
-function publishedRrsets(dataDir: string): number {
-  try {
-    const m = JSON.parse(readFileSync(path.join(dataDir, 'manifest.json'), 'utf8')) as { shards: { rrsets: number }[] };
-    return m.shards.reduce((n, s) => n + s.rrsets, 0);
-  } catch {
-    return 0;
-  }
-}
-
-/** READY, ACCEPT, START, the frames, STOP; resolves at FINISH. */
+/** The whole session: READY, ACCEPT, START, the frames, STOP; resolves at FINISH. */
 async function send(address: string, body: Buffer): Promise<void> {
-  const socket = address.startsWith('unix:') ? net.connect(address.slice(5))
-    : net.connect(Number(address.slice(address.lastIndexOf(':') + 1)), '127.0.0.1');
-  await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
-  let got = Buffer.alloc(0);
-  const controls: number[] = [];
-  const waiters: (() => void)[] = [];
-  socket.on('data', (d: Buffer) => {
-    got = Buffer.concat([got, d]);
-    while (got.length >= 12 && got.length >= 8 + got.readUInt32BE(4)) {
-      controls.push(got.readUInt32BE(8));
-      got = got.subarray(8 + got.readUInt32BE(4));
-    }
-    waiters.splice(0).forEach((w) => w());
-  });
-  const next = async (): Promise<number> => {
-    while (controls.length === 0) await new Promise<void>((r) => waiters.push(r));
-    return controls.shift()!;
-  };
-  socket.write(control(4, DNSTAP));
-  if (await next() !== 1) throw new Error('no ACCEPT');
-  socket.write(control(2, DNSTAP));
-  socket.write(body);
-  socket.write(control(3));
-  if (await next() !== 5) throw new Error('no FINISH');
-  socket.destroy();
+  const session = await FstrmSession.open(address);
+  await session.write(body);
+  await session.finish();
 }
 
 function peakRssMiB(pid: number): number {
