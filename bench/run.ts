@@ -39,6 +39,7 @@ const BENCHES: Bench[] = [
   { name: 'metrics', script: 'metrics.js', defaults: ['--data', FLEX_DATA, '--seconds', '5', '--rounds', '3'], flags: true },
   { name: 'shard-load', script: 'shard-load.js', defaults: ['--data', FLEX_DATA], flags: true },
   { name: 'flex-load', script: 'flex-load.js', defaults: ['--data', FLEX_DATA, '--seconds', '5', '--slow-seconds', '15'], flags: true },
+  { name: 'live-dnstap', script: 'live-dnstap.js', defaults: ['--frames', '200000'], flags: true },
   { name: 'live-query', script: 'live-query.js', defaults: ['--minutes', '60', '--runs', '200'], flags: true },
   { name: 'ingest', script: 'ingest.js', defaults: ['--ndjson-records', '500000'], flags: true },
   { name: 'pattern-scan', script: 'micro/pattern-scan.js', defaults: ['1000000'], flags: false },
