@@ -73,10 +73,14 @@ interface ServeFlags {
 }
 
 /**
- * Serves until SIGTERM or SIGINT, then ends every open stream with its
- * terminator and exits. `listening` gets the URL and the stop function.
+ * Serves until SIGTERM (or SIGINT, unless `member`), then ends every open
+ * stream with its terminator and exits. `listening` gets the URL and the stop
+ * function. A member of `--processes N` leaves SIGINT to its supervisor:
+ * Ctrl-C reaches every process of the terminal's group, and a member that
+ * stopped on its own before the supervisor heard of it would be restarted.
  */
-async function serveUntilSignal(opts: ServeFlags, listening: (url: string, stop: () => void) => void): Promise<void> {
+async function serveUntilSignal(opts: ServeFlags, listening: (url: string, stop: () => void) => void,
+  member = false): Promise<void> {
   const { startServer } = await import('../server/app.js');
   const server = await startServer({
     dataDir: opts.data, host: opts.host, port: opts.port,
@@ -97,6 +101,11 @@ async function serveUntilSignal(opts: ServeFlags, listening: (url: string, stop:
     stopped = true;
     void server.close().then(() => process.exit(0));
   };
+  // Before the banner: whoever reads it may signal at once, and without a
+  // handler the default action would end the streams without terminators.
+  if (member) process.on('SIGINT', () => undefined);
+  else process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
   // Before the banner: scripts (and the tests) read both once the banner is out.
   if (server.metricsUrl !== undefined) console.log(`rrscan metrics at ${server.metricsUrl}/metrics (health: /healthz, /readyz)`);
   listening(server.url, stop);
@@ -105,20 +114,18 @@ async function serveUntilSignal(opts: ServeFlags, listening: (url: string, stop:
     console.error(`rrscan serve: WARNING: ${opts.data} holds no shards; every search will find nothing until data is ingested ` +
       `(rrscan ingest --data ${opts.data} FILE...)`);
   }
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
 }
 
 /** serve --processes N > 1, in the supervisor: starts the members and stops them on SIGTERM or SIGINT. */
 async function superviseUntilSignal(opts: ServeFlags & { processes: number }, banner: (url: string) => void): Promise<void> {
   const { ProcessGroup } = await import('../server/process-group.js');
   const { group, url } = await ProcessGroup.start({ processes: opts.processes, host: opts.host, port: opts.port });
-  banner(url);
   const stop = () => {
     void group.stop().then((code) => process.exit(code));
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+  banner(url);
 }
 
 /** serve, as one process, as the supervisor of --processes N, or as one of its members. */
@@ -136,7 +143,7 @@ async function serve(o: ServeFlags & { processes: number }): Promise<void> {
     return serveUntilSignal(o, banner);
   }
   const workers = o.workers ?? scanThreadsPerMember(o.processes);
-  return serveUntilSignal({ ...o, port: member.port, workers }, joinGroup);
+  return serveUntilSignal({ ...o, port: member.port, workers }, joinGroup, true);
 }
 
 // The background compaction policy's flags (compaction-policy.ts), for every

@@ -60,10 +60,10 @@ export function scanThreadsPerMember(processes: number): number {
 
 /**
  * Called by a member once it listens: tells the supervisor, and arranges for
- * `stop` to run when the supervisor goes away.
+ * `stop` to run when the supervisor goes away. (SIGINT is the supervisor's:
+ * cli/main.ts has members ignore it.)
  */
 export function joinGroup(url: string, stop: () => void): void {
-  process.on('SIGINT', () => { /* the supervisor relays it as SIGTERM */ });
   process.once('disconnect', stop);
   process.send?.({ kind: 'listening', url } satisfies ListeningMessage);
 }

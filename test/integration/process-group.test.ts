@@ -4,11 +4,12 @@
 // them, SIGTERM ending every member's open streams with their terminator,
 // and no member outliving its supervisor. Real processes throughout.
 
+import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FLEX_FIXTURE, T2018, T2020 } from '../fixtures/flex-dataset.js';
 import { HAVE_REDIS, REDIS_SKIP_REASON, startRedis, type RedisServer } from '../helpers/redis-server.js';
 import {
-  addKey, begin, get, ingestNdjson, lines, randomNames, removeDir, startServer, streamGet, tempDir, type Server,
+  addKey, begin, BIN, get, ingestNdjson, lines, randomNames, removeDir, startServer, streamGet, tempDir, type Server,
 } from '../helpers/rrscan.js';
 
 if (!HAVE_REDIS) console.warn(`process-group.test.ts: the Redis cases skip: ${REDIS_SKIP_REASON}`);
@@ -177,6 +178,31 @@ describe('stopping a group', () => {
       expect([byMember.get(0)! > 0, byMember.get(1)! > 0], 'every member had streams to end').toEqual([true, true]);
     } finally {
       await group.close();
+    }
+  }, 60_000);
+
+  it('Ctrl-C (SIGINT to the whole process group) stops the group once: streams end with the terminator, no member restarts', async () => {
+    const proc = spawn(process.execPath, [BIN, 'serve', '--data', dir, '--port', '0', '--processes', '2', '--workers', '1',
+      '--keepalive-ms', '50'], { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, RRSCAN_LOG_LEVEL: 'info' } });
+    let out = '';
+    let err = '';
+    proc.stdout!.on('data', (d: Buffer) => { out += d.toString(); });
+    proc.stderr!.on('data', (d: Buffer) => { err += d.toString(); });
+    const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
+    try {
+      await until('the group listens', () => /at http:\/\/\S+\/pdns\/v2\//.test(out), 30_000);
+      const port = Number(/127\.0\.0\.1:(\d+)\//.exec(out)![1]);
+      const key = addKey(dir);
+      const streams = Array.from({ length: 8 }, () => streamGet({ port }, SLOW, { 'X-API-Key': key }));
+      await Promise.all(streams.map((s) => s.firstChunk));
+      process.kill(-proc.pid!, 'SIGINT');
+      for (const s of streams) {
+        expect(lines((await s.done).body).filter((l) => (l as { cond?: string }).cond !== undefined)).toEqual([begin, SHUTDOWN]);
+      }
+      expect(await exited).toBe(0);
+      expect(err).not.toContain('starting it again');
+    } finally {
+      if (proc.exitCode === null) process.kill(-proc.pid!, 'SIGKILL');
     }
   }, 60_000);
 
