@@ -56,6 +56,7 @@ import { IngestError } from '../errors/catalogue.js';
 import type { Observation } from '../model/observation.js';
 import type { IngestContext } from './context.js';
 import { ChunkedFile, observeResponse, sensorStats, type SensorStats, type TimedResponse } from './sensor.js';
+import { u32 } from '../lib/bytes.js';
 
 export const DNSTAP_CONTENT_TYPE = 'protobuf:dnstap.Dnstap';
 export const CONTROL_ACCEPT = 1;
@@ -72,9 +73,6 @@ const WT_I64 = 1;
 const WT_LEN = 2;
 const WT_I32 = 5;
 
-function u32(b: Uint8Array, i: number): number {
-  return ((b[i]! << 24) >>> 0) + ((b[i + 1]! << 16) | (b[i + 2]! << 8) | b[i + 3]!);
-}
 
 class ProtobufError extends Error {}
 

@@ -30,13 +30,7 @@ export function need(b: Uint8Array, p: number, n: number, what: string): void {
   if (p + n > b.length) throw malformed(`truncated ${what} at rdata offset ${p}`);
 }
 
-export function u16(b: Uint8Array, p: number): number {
-  return (b[p]! << 8) | b[p + 1]!;
-}
-
-export function u32(b: Uint8Array, p: number): number {
-  return ((b[p]! << 24) | (b[p + 1]! << 16) | (b[p + 2]! << 8) | b[p + 3]!) >>> 0;
-}
+export { u16, u32 } from '../../lib/bytes.js';
 
 /** Length of the length-prefixed field at b[p] (a length octet, then that many octets), checked to fit. */
 export function lengthOctet(b: Uint8Array, p: number, what: string): number {

@@ -35,6 +35,7 @@ import {
 } from '../dnstap.js';
 import { newSensorStats, observeResponse, type SensorStats } from '../sensor.js';
 import type { LiveLog } from './log.js';
+import { u32 } from '../../lib/bytes.js';
 
 const CONTROL_NAMES = ['ACCEPT', 'START', 'STOP', 'READY', 'FINISH'];
 const controlName = (t: number): string => CONTROL_NAMES[t - 1] ?? `type ${t}`;
@@ -48,9 +49,6 @@ export interface SenderSink {
   ended(sender: Sender, reason: string): void;
 }
 
-function u32(b: Uint8Array, i: number): number {
-  return ((b[i]! << 24) >>> 0) + ((b[i + 1]! << 16) | (b[i + 2]! << 8) | b[i + 3]!);
-}
 
 export class Sender {
   readonly stats: SensorStats = newSensorStats();

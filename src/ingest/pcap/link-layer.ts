@@ -10,7 +10,7 @@
 // (null, raw), the IP version nibble decides.
 
 import { LIMITS } from '../../config/limits.js';
-import { u16 } from './bytes.js';
+import { u16 } from '../../lib/bytes.js';
 
 export const ETHERTYPE_IPV4 = 0x0800;
 export const ETHERTYPE_IPV6 = 0x86dd;

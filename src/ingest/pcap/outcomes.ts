@@ -24,7 +24,7 @@ import { parseMessage } from '../../dns/message.js';
 import { IngestError } from '../../errors/catalogue.js';
 import type { IngestContext } from '../context.js';
 import type { SensorStats, TimedResponse } from '../sensor.js';
-import { u16 } from './bytes.js';
+import { u16 } from '../../lib/bytes.js';
 
 /** Rejects the capture's input at `where` (a corrupt record, a file that is not a capture). */
 export function rejectInput(ctx: IngestContext, stats: SensorStats, where: string, reason: string): void {

@@ -17,7 +17,7 @@
 import { LIMITS } from '../../config/limits.js';
 import type { IngestContext } from '../context.js';
 import type { SensorStats, TimedResponse } from '../sensor.js';
-import { u16, u32 } from './bytes.js';
+import { u16, u32 } from '../../lib/bytes.js';
 import { Defragmenter } from './ip-defrag.js';
 import { ETHERTYPE_IPV4, ETHERTYPE_IPV6, link, linkPayload, UNKNOWN_LINK } from './link-layer.js';
 import { DnsPayloads, type PacketPlace } from './outcomes.js';

@@ -12,7 +12,7 @@
 import { LIMITS } from '../../config/limits.js';
 import type { IngestContext } from '../context.js';
 import type { ChunkedFile, SensorStats, TimedResponse } from '../sensor.js';
-import { rd32 } from './bytes.js';
+import { rd32 } from '../../lib/bytes.js';
 import { rejectInput } from './outcomes.js';
 import type { PacketDecoder } from './packet-decoder.js';
 

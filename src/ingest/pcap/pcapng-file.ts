@@ -18,7 +18,7 @@
 import { LIMITS } from '../../config/limits.js';
 import type { IngestContext } from '../context.js';
 import type { ChunkedFile, SensorStats, TimedResponse } from '../sensor.js';
-import { rd16, rd32, u32, u32le } from './bytes.js';
+import { rd16, rd32, u32, u32le } from '../../lib/bytes.js';
 import { rejectInput } from './outcomes.js';
 import type { PacketDecoder } from './packet-decoder.js';
 

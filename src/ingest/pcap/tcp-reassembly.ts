@@ -21,7 +21,7 @@
 
 import { LIMITS } from '../../config/limits.js';
 import type { SensorStats } from '../sensor.js';
-import { u16 } from './bytes.js';
+import { u16 } from '../../lib/bytes.js';
 
 export const TCP_FIN = 0x01;
 export const TCP_SYN = 0x02;

@@ -1,7 +1,7 @@
-// Unsigned integer reads for the capture decoders: network byte order for
-// packet headers, either order for the file formats (pcap and pcapng files
-// are written in the capturing host's order). No bounds checks: callers
-// check lengths first, once per header.
+// Unsigned integer reads: network byte order for DNS messages, packet
+// headers and Frame Streams lengths; either order for the capture file
+// formats (pcap and pcapng files are written in the capturing host's
+// order). No bounds checks: callers check lengths first, once per header.
 
 export function u16(b: Uint8Array, i: number): number {
   return (b[i]! << 8) | b[i + 1]!;
