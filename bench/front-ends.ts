@@ -21,13 +21,13 @@
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { addKey } from '../src/auth/key-admin.js';
 import { redisKeyStoreConfig, sqliteKeyStoreConfig, type KeyStoreConfig } from '../src/auth/stores/open-key-store.js';
 import { readManifest } from '../src/shard/manifest.js';
 import { OUT, arg, bareUws, cpuSeconds, environment, fmt, startServer, wrk, type BenchServer, type Load } from './common.js';
 import { ensureFlexDataset } from './dataset.js';
+import { freePort } from '../src/lib/free-port.js';
 
 const dataDir = path.resolve(arg('data', path.join(OUT, 'flex-2000000')));
 const names = Number(arg('names', '2000000'));
@@ -78,17 +78,6 @@ function measure(label: string, server: BenchServer, key: string, lookup: string
     memory: mem.map((m, i) => `${role(i)} ${fmt(m.rss, 0)}/${fmt(m.pss, 0)}`).join(', ') +
       (pids.length > 1 ? `; total ${fmt(mem.reduce((a, m) => a + m.rss, 0), 0)}/${fmt(mem.reduce((a, m) => a + m.pss, 0), 0)}` : ''),
   };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 type Fsync = 'always' | 'everysec';

@@ -18,10 +18,10 @@
 // supervisor is gone, so a killed supervisor leaves no front end behind.
 
 import cluster, { type Worker } from 'node:cluster';
-import net from 'node:net';
 import { availableParallelism } from 'node:os';
 import { LIMITS } from '../config/limits.js';
 import { log } from './log.js';
+import { freePort } from '../lib/free-port.js';
 
 const MEMBER_ENV = 'RRSCAN_GROUP_MEMBER';
 const PORT_ENV = 'RRSCAN_GROUP_PORT';
@@ -66,18 +66,6 @@ export function scanThreadsPerMember(processes: number): number {
 export function joinGroup(url: string, stop: () => void): void {
   process.once('disconnect', stop);
   process.send?.({ kind: 'listening', url } satisfies ListeningMessage);
-}
-
-/** A port nobody on `host` listens on right now, for a group asked for `--port 0`. */
-function freePort(host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, host, () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 export interface GroupOptions {

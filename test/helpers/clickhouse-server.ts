@@ -10,9 +10,9 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { freePort } from '../../src/lib/free-port.js';
 
 /** The clickhouse-server binary (Debian puts it in /usr/sbin, often not on a user's PATH), or undefined. */
 function findServer(): string | undefined {
@@ -49,17 +49,6 @@ export interface ClickHouseServer {
   /** Resident memory of the server process in KiB (from /proc), 0 when it is not running. */
   rssKiB(): number;
   close(): Promise<void>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 async function pings(url: string): Promise<boolean> {

@@ -19,6 +19,7 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe } from 'vitest';
 import type { KeyStoreConfig } from '../../src/auth/stores/open-key-store.js';
+import { freePort } from '../../src/lib/free-port.js';
 
 /** The executable `name` found on PATH (redis-server here, chromium for the console tests), or undefined. */
 export function onPath(name: string): string | undefined {
@@ -56,18 +57,6 @@ export interface RedisServer {
   start(): Promise<void>;
   /** Stops it and deletes its directory. */
   close(): Promise<void>;
-}
-
-/** A loopback port nobody listens on right now. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 /** Whether a server on the port answers PING with +PONG. */

@@ -11,11 +11,11 @@
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { addKey, startServer, tempPaths } from '../helpers/rrscan.js';
 import { results, startReceiver, waitForResults } from '../helpers/live-ingest.js';
+import { freePort } from '../../src/lib/free-port.js';
 
 const NAMED = '/usr/sbin/named';
 const haveDig = spawnSync('dig', ['-v'], { stdio: 'ignore' }).status === 0;
@@ -45,15 +45,6 @@ const liveZone = zoneFile(ZONE, [
   '',
 ].join('\n'));
 const otherZone = zoneFile(OTHER, 'www IN A 198.51.100.7\n');
-
-/** A TCP port free on 127.0.0.1 now (named takes it for UDP too; nothing else here uses UDP). */
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise((resolve) => s.close(resolve));
-  return port;
-}
 
 interface Named {
   proc: ChildProcess;
@@ -127,6 +118,7 @@ describe.skipIf(skipReason !== undefined)('BIND 9 dnstap into rrscan ingest --li
     writeFileSync(path.join(authDir, 'other.zone'), otherZone);
     const authSock = path.join(d, 'auth.sock');
     const resSock = path.join(d, 'resolver.sock');
+    // Free for TCP; named takes the same port for UDP too, which nothing else here uses.
     const [authPort, resPort] = [await freePort(), await freePort()];
 
     // The sockets must exist before named starts: it connects at start-up.
