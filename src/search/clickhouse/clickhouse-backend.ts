@@ -16,11 +16,13 @@ import type { FlexQuery } from '../../query/flex-query.js';
 import type { LookupQuery } from '../../query/lookup-query.js';
 import type { Effective } from '../../query/params.js';
 import type { FlexPlan, LookupPlan, SearchBackend } from '../backend.js';
+import type { OpenSources, SortedSource, SourceEvents } from '../sources.js';
 import { compileFlex } from '../local/flex-plan.js';
 import { flexSql } from './flex-sql.js';
-import { lookupShape, type LookupShape } from './lookup-sql.js';
+import { lookupShape } from './lookup-sql.js';
 import { SelectLookupSource } from './lookup-source.js';
 import { SelectFlexSource } from './select-source.js';
+import type { StreamedSelect } from './streamed-select.js';
 
 export interface ClickHouseBackendOptions {
   url: string;
@@ -66,26 +68,9 @@ export class ClickHouseBackend implements SearchBackend {
     const release = this.admit();
     return {
       error: patterns.error,
-      open: (events) => {
-        const source = new SelectFlexSource(q.target, events);
-        let sql: string;
-        try {
-          sql = flexSql(q, eff.fence, eff.offset + eff.limit + 1, this.tables);
-        } catch (err) {
-          // A pattern whose compiled form is over the literal bound (literal.ts).
-          release();
-          events.fail(STREAM_MESSAGES.INTERNAL, err);
-          return { sources: [], close: () => undefined };
-        }
-        source.start(this.ch, sql, this.querySeconds, release);
-        return {
-          sources: [source],
-          close: () => {
-            source.close();
-            release();
-          },
-        };
-      },
+      // flexSql throws for a pattern whose compiled form is over the literal bound (literal.ts).
+      open: (events) => this.openOne(events, release,
+        () => new SelectFlexSource(q.target, flexSql(q, eff.fence, eff.offset + eff.limit + 1, this.tables), events)),
       cancel: release,
     };
   }
@@ -93,26 +78,33 @@ export class ClickHouseBackend implements SearchBackend {
   planLookup(q: LookupQuery, eff: Effective): LookupPlan {
     const release = this.admit();
     return {
-      open: (events) => {
-        let shape: LookupShape;
-        try {
-          shape = lookupShape(q, eff.offset + eff.limit + 1, this.tables);
-        } catch (err) {
-          release();
-          events.fail(STREAM_MESSAGES.INTERNAL, err);
-          return { sources: [], close: () => undefined };
-        }
-        const source = new SelectLookupSource(shape, events);
-        source.start(this.ch, this.querySeconds, release);
-        return {
-          sources: [source],
-          close: () => {
-            source.close();
-            release();
-          },
-        };
-      },
+      open: (events) => this.openOne(events, release,
+        () => new SelectLookupSource(lookupShape(q, eff.offset + eff.limit + 1, this.tables), events)),
       cancel: release,
+    };
+  }
+
+  /**
+   * A search's one source: `make` builds it (its SQL), and it starts now,
+   * giving its query slot back (`release`) when it ends or is closed. SQL
+   * that cannot be built fails the search in-stream and frees the slot.
+   */
+  private openOne<S extends StreamedSelect & SortedSource>(events: SourceEvents, release: () => void, make: () => S): OpenSources<S> {
+    let source: S;
+    try {
+      source = make();
+    } catch (err) {
+      release();
+      events.fail(STREAM_MESSAGES.INTERNAL, err);
+      return { sources: [], close: () => undefined };
+    }
+    source.start(this.ch, this.querySeconds, release);
+    return {
+      sources: [source],
+      close: () => {
+        source.close();
+        release();
+      },
     };
   }
 

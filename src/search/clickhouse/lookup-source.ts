@@ -5,7 +5,6 @@
 // paused while LIMITS.clickhouseLookupRowsBuffered rows wait for the merge.
 
 import { LIMITS } from '../../config/limits.js';
-import type { ClickHouse } from '../../clickhouse/client.js';
 import { isOneLabel, reverseName } from '../../dns/name.js';
 import type { LookupResult } from '../../render/result-lines.js';
 import { RRSET_KEY_SEPARATOR as SEP, rrsetKeyTail, rrtypeKeyText } from '../../shard/rrset-order.js';
@@ -36,11 +35,7 @@ export class SelectLookupSource extends StreamedSelect implements LookupSource {
   private at = 0;
 
   constructor(private readonly shape: LookupShape, events: SourceEvents) {
-    super(events);
-  }
-
-  start(ch: ClickHouse, maxSeconds: number, ended: () => void): void {
-    this.run(ch, this.shape.sql, maxSeconds, ended);
+    super(shape.sql, events);
   }
 
   /** Whether a row passes the one-label rule of `+.` and `.+` wildcards (the shards' rule, dns/name.ts). */

@@ -9,7 +9,6 @@
 // Closing cancels the query (client.ts: KILL QUERY as well as the hang-up).
 
 import { LIMITS } from '../../config/limits.js';
-import type { ClickHouse } from '../../clickhouse/client.js';
 import { tsvField, tsvNumbers, tsvPlainStrings } from '../../clickhouse/tab-separated.js';
 import type { FlexTarget } from '../../query/flex-query.js';
 import { END, HAS, WAIT, type FlexSource, type SourceEvents, type SourceState } from '../sources.js';
@@ -26,13 +25,9 @@ export class SelectFlexSource extends StreamedSelect implements FlexSource {
   private at = 0;
   bulkCount = 0;
 
-  constructor(private readonly target: FlexTarget, events: SourceEvents) {
-    super(events);
-  }
-
-  /** Starts the query; `ended` runs once when it has ended or been cancelled. */
-  start(ch: ClickHouse, sql: string, maxSeconds: number, ended: () => void): void {
-    this.run(ch, sql, maxSeconds, ended);
+  /** The rows of `sql` (flex-sql.ts) for a search of `target`. */
+  constructor(private readonly target: FlexTarget, sql: string, events: SourceEvents) {
+    super(sql, events);
   }
 
   /** Takes a chunk of rows into batches; false asks the client to pause the answer. */

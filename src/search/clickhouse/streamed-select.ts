@@ -12,14 +12,14 @@ export abstract class StreamedSelect {
   protected closed = false;
   protected running: RunningSelect | undefined;
 
-  constructor(protected readonly events: SourceEvents) {}
+  constructor(private readonly sql: string, protected readonly events: SourceEvents) {}
 
   /** Takes a chunk of rows; false asks the client to pause the answer until resume(). */
   protected abstract onLines(lines: string[]): boolean;
 
   /** Starts the query; `ended` runs once when it has ended, failed or been cancelled. */
-  protected run(ch: ClickHouse, sql: string, maxSeconds: number, ended: () => void): void {
-    this.running = ch.select(sql, {
+  start(ch: ClickHouse, maxSeconds: number, ended: () => void): void {
+    this.running = ch.select(this.sql, {
       lines: (lines) => this.onLines(lines),
       end: () => {
         this.finished = true;
