@@ -9,28 +9,14 @@
 // print CLICKHOUSE_SKIP_REASON when it is missing.
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../src/lib/free-port.js';
+import { onPath } from './redis-server.js';
 
-/** The clickhouse-server binary (Debian puts it in /usr/sbin, often not on a user's PATH), or undefined. */
-function findServer(): string | undefined {
-  const dirs = [...(process.env['PATH'] ?? '').split(path.delimiter), '/usr/sbin', '/usr/bin'];
-  for (const dir of dirs) {
-    if (dir === '') continue;
-    const file = path.join(dir, 'clickhouse-server');
-    try {
-      accessSync(file, constants.X_OK);
-      return file;
-    } catch {
-      // Not in this directory: look in the next.
-    }
-  }
-  return undefined;
-}
-
-export const CLICKHOUSE_SERVER = findServer();
+// Debian puts it in /usr/sbin, often not on a user's PATH.
+export const CLICKHOUSE_SERVER = onPath('clickhouse-server', ['/usr/sbin', '/usr/bin']);
 export const HAVE_CLICKHOUSE = CLICKHOUSE_SERVER !== undefined;
 export const CLICKHOUSE_SKIP_REASON =
   'clickhouse-server is not installed (Debian package clickhouse-server); the ClickHouse tests skip';

@@ -21,9 +21,12 @@ import { afterAll, beforeAll, describe } from 'vitest';
 import type { KeyStoreConfig } from '../../src/auth/stores/open-key-store.js';
 import { freePort } from '../../src/lib/free-port.js';
 
-/** The executable `name` found on PATH (redis-server here, chromium for the console tests), or undefined. */
-export function onPath(name: string): string | undefined {
-  for (const dir of (process.env['PATH'] ?? '').split(path.delimiter)) {
+/**
+ * The executable `name` found on PATH, then in `also` (redis-server here,
+ * chromium for the console tests, clickhouse-server), or undefined.
+ */
+export function onPath(name: string, also: readonly string[] = []): string | undefined {
+  for (const dir of [...(process.env['PATH'] ?? '').split(path.delimiter), ...also]) {
     if (dir === '') continue;
     const file = path.join(dir, name);
     try {
