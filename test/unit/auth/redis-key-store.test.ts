@@ -25,15 +25,7 @@ describe.skipIf(!HAVE_REDIS)('RedisKeyStore', () => {
     await redis?.close();
   });
 
-  /** Empties the server's database between tests, through a connection of the test's own. */
-  async function flush(): Promise<void> {
-    const admin = new Redis(redis.url);
-    try {
-      await admin.flushdb();
-    } finally {
-      admin.disconnect();
-    }
-  }
+  const flush = (): Promise<void> => redis.flush();
 
   describeKeyStoreContract('RedisKeyStore', async () => {
     await flush();

@@ -4,7 +4,6 @@
 // live runs out, renewal keeping a long request's slot, and OVERLOADED when
 // Redis is gone.
 
-import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { RedisConcurrencyLimiter } from '../../../src/auth/limiters/redis-limiter.js';
 import { HAVE_REDIS, REDIS_SKIP_REASON, startRedis, type RedisServer } from '../../helpers/redis-server.js';
@@ -32,14 +31,7 @@ describe.skipIf(!HAVE_REDIS)('RedisConcurrencyLimiter', () => {
     opened = [];
   });
 
-  async function flush(): Promise<void> {
-    const admin = new Redis(redis.url);
-    try {
-      await admin.flushdb();
-    } finally {
-      admin.disconnect();
-    }
-  }
+  const flush = (): Promise<void> => redis.flush();
 
   async function limiter(opts: { leaseTtlMs?: number; renewMs?: number } = {}): Promise<RedisConcurrencyLimiter> {
     const l = new RedisConcurrencyLimiter(redis.url, opts);
