@@ -2,12 +2,13 @@
 // --metrics-port N`), on the same kind of listener as the server's
 // (metrics-listener.ts): the receiver's running totals (senders, frames,
 // records, bailiwick refusals, flushes) and the background compactor's.
-// Like metrics.ts, every metric reads totals the parts keep for themselves,
-// and only when scraped.
+// Like metrics.ts, and with its helpers, every metric reads totals the parts
+// keep for themselves, and only when scraped.
 
-import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { Registry, collectDefaultMetrics } from 'prom-client';
 import type { ReceiverTotals } from '../ingest/live/receiver.js';
 import type { CompactorTotals } from '../shard/auto-compactor.js';
+import { counter, gauge, one } from './metrics.js';
 
 export interface IngestMetricSources {
   readonly receiver: () => ReceiverTotals;
@@ -15,49 +16,38 @@ export interface IngestMetricSources {
   readonly compactor: (() => CompactorTotals) | undefined;
 }
 
-function counter(registry: Registry, name: string, help: string, read: () => number): void {
-  new Counter({
-    name, help, registers: [registry],
-    collect() {
-      this.reset();
-      this.inc(read());
-    },
-  });
-}
+/** A counter without labels, read from the totals at scrape time. */
+const total = (registry: Registry, name: string, help: string, read: () => number): void =>
+  counter(registry, name, help, [], () => one(read()));
 
 export function ingestMetricsRegistry(src: IngestMetricSources): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const r = src.receiver;
-  new Gauge({
-    name: 'rrscan_ingest_senders', help: 'dnstap senders connected now', registers: [registry],
-    collect() {
-      this.set(r().sendersNow);
-    },
-  });
-  counter(registry, 'rrscan_ingest_senders_total', 'dnstap senders that connected', () => r().senders);
-  counter(registry, 'rrscan_ingest_senders_failed_total', 'Senders closed for a protocol error, a limit or a malformed frame',
+  gauge(registry, 'rrscan_ingest_senders', 'dnstap senders connected now', [], () => one(r().sendersNow));
+  total(registry, 'rrscan_ingest_senders_total', 'dnstap senders that connected', () => r().senders);
+  total(registry, 'rrscan_ingest_senders_failed_total', 'Senders closed for a protocol error, a limit or a malformed frame',
     () => r().sendersFailed);
-  counter(registry, 'rrscan_ingest_connections_refused_total', 'Connections closed at once: the most senders were connected',
+  total(registry, 'rrscan_ingest_connections_refused_total', 'Connections closed at once: the most senders were connected',
     () => r().refusedConnections);
-  counter(registry, 'rrscan_ingest_frames_total', 'dnstap data frames read', () => r().frames);
-  counter(registry, 'rrscan_ingest_responses_total', 'DNS responses decoded from the frames', () => r().responses);
-  counter(registry, 'rrscan_ingest_records_total', 'RRsets observed, before aggregation', () => r().observations);
-  counter(registry, 'rrscan_ingest_out_of_bailiwick_total', 'Records refused as outside the response\'s bailiwick',
+  total(registry, 'rrscan_ingest_frames_total', 'dnstap data frames read', () => r().frames);
+  total(registry, 'rrscan_ingest_responses_total', 'DNS responses decoded from the frames', () => r().responses);
+  total(registry, 'rrscan_ingest_records_total', 'RRsets observed, before aggregation', () => r().observations);
+  total(registry, 'rrscan_ingest_out_of_bailiwick_total', 'Records refused as outside the response\'s bailiwick',
     () => r().outOfBailiwick);
-  counter(registry, 'rrscan_ingest_rejected_total', 'Frames or responses that did not decode', () => r().rejected);
-  counter(registry, 'rrscan_ingest_flushes_total', 'Flushes that published a shard', () => r().published.flushes);
-  counter(registry, 'rrscan_ingest_flushes_failed_total', 'Flushes that failed (their RRsets are lost)', () => r().published.failedFlushes);
-  counter(registry, 'rrscan_ingest_published_rrsets_total', 'RRsets published by flushes', () => r().published.rrsets);
-  counter(registry, 'rrscan_ingest_lost_rrsets_total', 'RRsets lost by failed flushes', () => r().published.lostRrsets);
+  total(registry, 'rrscan_ingest_rejected_total', 'Frames or responses that did not decode', () => r().rejected);
+  total(registry, 'rrscan_ingest_flushes_total', 'Flushes that published a shard', () => r().published.flushes);
+  total(registry, 'rrscan_ingest_flushes_failed_total', 'Flushes that failed (their RRsets are lost)', () => r().published.failedFlushes);
+  total(registry, 'rrscan_ingest_published_rrsets_total', 'RRsets published by flushes', () => r().published.rrsets);
+  total(registry, 'rrscan_ingest_lost_rrsets_total', 'RRsets lost by failed flushes', () => r().published.lostRrsets);
   const c = src.compactor;
   if (c !== undefined) {
-    counter(registry, 'rrscan_compaction_merges_total', 'Background merges published', () => c().merges);
-    counter(registry, 'rrscan_compaction_failures_total', 'Background merges that failed (retried later)', () => c().failures);
-    counter(registry, 'rrscan_compaction_rrsets_in_total', 'RRsets read by background merges', () => c().rrsetsIn);
-    counter(registry, 'rrscan_compaction_rrsets_out_total', 'RRsets written by background merges', () => c().rrsetsOut);
-    counter(registry, 'rrscan_compaction_bytes_out_total', 'Shard bytes written by background merges', () => c().bytesOut);
-    counter(registry, 'rrscan_compaction_seconds_total', 'Wall time of background merges', () => c().seconds);
+    total(registry, 'rrscan_compaction_merges_total', 'Background merges published', () => c().merges);
+    total(registry, 'rrscan_compaction_failures_total', 'Background merges that failed (retried later)', () => c().failures);
+    total(registry, 'rrscan_compaction_rrsets_in_total', 'RRsets read by background merges', () => c().rrsetsIn);
+    total(registry, 'rrscan_compaction_rrsets_out_total', 'RRsets written by background merges', () => c().rrsetsOut);
+    total(registry, 'rrscan_compaction_bytes_out_total', 'Shard bytes written by background merges', () => c().bytesOut);
+    total(registry, 'rrscan_compaction_seconds_total', 'Wall time of background merges', () => c().seconds);
   }
   return registry;
 }

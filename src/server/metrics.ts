@@ -36,13 +36,14 @@ export interface MetricSources {
 }
 
 type Labels = Record<string, string>;
-type Series = readonly (readonly [Labels, number])[];
+export type Series = readonly (readonly [Labels, number])[];
 type HistogramSeries = readonly (readonly [Labels, LatencyHistogram])[];
 
 /** Families that stream 200 answers (the others answer with one body). */
 const STREAMING = ['flex', 'lookup'] as const;
 
-function counter(registry: Registry, name: string, help: string, labelNames: readonly string[], read: () => Series): void {
+/** A counter that reads its values at scrape time (also ingest-metrics.ts's). */
+export function counter(registry: Registry, name: string, help: string, labelNames: readonly string[], read: () => Series): void {
   new Counter({
     name, help, labelNames, registers: [registry],
     collect() {
@@ -52,7 +53,8 @@ function counter(registry: Registry, name: string, help: string, labelNames: rea
   });
 }
 
-function gauge(registry: Registry, name: string, help: string, labelNames: readonly string[], read: () => Series): void {
+/** A gauge that reads its values at scrape time. */
+export function gauge(registry: Registry, name: string, help: string, labelNames: readonly string[], read: () => Series): void {
   new Gauge({
     name, help, labelNames, registers: [registry],
     collect() {
@@ -62,7 +64,7 @@ function gauge(registry: Registry, name: string, help: string, labelNames: reado
   });
 }
 
-const one = (v: number): Series => [[{}, v]];
+export const one = (v: number): Series => [[{}, v]];
 const perFamily = (s: ServingStats, f: (fs: FamilyStats) => number, families: readonly string[] = FAMILIES): Series =>
   families.map((family) => [{ family }, f(s.families[family as keyof ServingStats['families']])]);
 
