@@ -7,7 +7,9 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { LIMITS } from '../config/limits.js';
 import { IngestError } from '../errors/catalogue.js';
-import { ingestFiles, ingestObservations, SOURCE_FORMATS, type IngestSummary, type SourceFormat } from '../ingest/run.js';
+import {
+  ingestFiles, ingestObservations, skippedLine, SOURCE_FORMATS, type IngestSummary, type SkippedInput, type SourceFormat,
+} from '../ingest/run.js';
 import { parseListenAddress, type ListenAddress } from '../ingest/live/address.js';
 import { LiveReceiver } from '../ingest/live/receiver.js';
 import { ingestFilesToClickHouse } from '../ingest/clickhouse-ingest.js';
@@ -269,6 +271,8 @@ export function buildProgram(): Command {
     .option('--origin <name>', 'zone origin for zone files without $ORIGIN')
     .option('--observed-at <epoch>', 'zone observation time (default: SOA serial date, else now)', integer('--observed-at'))
     .option('--max-errors <n>', 'skip and count up to N bad records before failing', integer('--max-errors'), 0)
+    .option('--again', 'ingest every file given even when the input ledger says it was ingested already (by the SHA-256 ' +
+      'of its bytes; without --again such a file is skipped, and named on stderr): its sightings then count twice')
     .option('--memory-rrsets <n>', 'RRsets held in memory before a shard is spilled (bounds peak memory); with --listen, ' +
       `before a shard is published (default ${LIMITS.liveRrsetsInMemoryMax})`, integer('--memory-rrsets', 1))
     .option('--workers <n>', 'threads for big NDJSON files, sharing --memory-rrsets (default: one per core)',
@@ -290,7 +294,7 @@ export function buildProgram(): Command {
     .option('--metrics-host <host>', 'address of the metrics port', '127.0.0.1')
     .argument('[files...]', 'input files (none with --listen)')
     .action(async (files: string[], o: { data?: string; clickhouseUrl?: string; clickhouseDatabase: string;
-      format: SourceFormat | 'auto'; origin?: string; observedAt?: number; maxErrors: number; memoryRrsets?: number;
+      format: SourceFormat | 'auto'; origin?: string; observedAt?: number; maxErrors: number; again?: boolean; memoryRrsets?: number;
       workers?: number; listen?: ListenAddress[]; flushSeconds?: number; compact?: 'auto' | 'off';
       metricsPort?: number; metricsHost: string } & PolicyFlags) => {
       if ((o.data === undefined) === (o.clickhouseUrl === undefined)) {
@@ -300,6 +304,7 @@ export function buildProgram(): Command {
       if (o.listen !== undefined) {
         if (o.data === undefined) throw new InvalidArgumentError('--listen publishes shards: it takes --data');
         if (files.length > 0) throw new InvalidArgumentError('--listen takes no input files');
+        if (o.again) throw new InvalidArgumentError('--again goes with input files, not --listen');
         if (o.compact === 'off' && Object.keys(policy).length > 0) {
           throw new InvalidArgumentError('--fan-in, --tier-min-rrsets and --merge-rrsets-max go with --compact auto');
         }
@@ -323,6 +328,8 @@ export function buildProgram(): Command {
           ...(o.observedAt !== undefined ? { observedAt: o.observedAt } : {}),
           onProgress: (done: number, all: number) => bar.update(all > 0 ? Math.floor((done / all) * 100) : 100),
           onReject: (err: Error) => process.stderr.write(`rrscan ingest: skipped: ${err.message}\n`),
+          again: o.again === true,
+          onSkip: (skip: SkippedInput) => process.stderr.write(`rrscan ingest: ${skippedLine(skip)}\n`),
         };
         let s: IngestSummary;
         if (o.clickhouseUrl !== undefined) {
@@ -338,8 +345,17 @@ export function buildProgram(): Command {
         const rate = s.seconds > 0 ? Math.round(s.records / s.seconds) : s.records;
         const where = o.clickhouseUrl !== undefined ? `sent to ClickHouse database ${o.clickhouseDatabase}`
           : `written in ${s.shards.length} shard(s)`;
-        console.log(`ingest: ${total} file(s), ${s.records} records read, ${s.rrsets} RRsets ${where}, ` +
+        const skipped = s.skipped > 0 ? ` (${s.skipped} skipped: already ingested)` : '';
+        console.log(`ingest: ${total} file(s)${skipped}, ${s.records} records read, ${s.rrsets} RRsets ${where}, ` +
           `${s.rejected} rejected, ${s.seconds.toFixed(2)} s, ${rate} records/s`);
+        if (s.forgotten.records > 0) {
+          console.error(`rrscan ingest: WARNING: the input ledger keeps ${LIMITS.ledgerInputsMax} files; it forgot the ` +
+            `${s.forgotten.records} ingested longest ago (up to ${new Date(s.forgotten.newest * 1000).toISOString()}): ` +
+            'given again, those would be ingested again');
+        }
+        for (const r of s.refused) console.error(`rrscan ingest: ${r}`);
+        // Files refused: the others went in, but the run did not do all it was asked.
+        if (s.refused.length > 0) process.exitCode = 1;
       } catch (err) {
         bar.stop();
         if (err instanceof IngestError || (err as { code?: string }).code === 'INGEST_BAD_INPUT') {

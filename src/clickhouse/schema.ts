@@ -48,7 +48,7 @@ export interface Tables {
   distributed: boolean;
 }
 
-const DISTRIBUTED_SUFFIX = '_all';
+export const DISTRIBUTED_SUFFIX = '_all';
 
 /**
  * The tables of `database` as `init` made them: the Distributed ones when
@@ -177,6 +177,25 @@ export function schemaStatements(t: SchemaTarget): string[] {
       out.push(`CREATE TABLE IF NOT EXISTS ${db}.${table}${DISTRIBUTED_SUFFIX} AS ${db}.${table} ` +
         `ENGINE = Distributed(${cluster}, ${db}, ${table}, ${a.shardBy})`);
     }
+  }
+  return [...out, ...ledgerStatements(t)];
+}
+
+/** The input ledger's table (clickhouse/ledger.ts): one row per file and run and state, never merged away. */
+export const LEDGER_TABLE = 'ingest_ledger';
+
+/**
+ * The input ledger (schema.md "Input ledger"). With a cluster, a Distributed
+ * table over every shard's ledger, rows placed by the digest: a file's rows
+ * all live on one shard and every node reads the one truth through it.
+ */
+function ledgerStatements(t: SchemaTarget): string[] {
+  const db = sqlIdentifier(t.database);
+  const out = [`CREATE TABLE IF NOT EXISTS ${db}.${LEDGER_TABLE} (sha256 String, run String, state UInt8, name String, ` +
+    'bytes UInt64, at UInt64) ENGINE = MergeTree() ORDER BY (sha256, run, state)'];
+  if (t.cluster !== undefined) {
+    out.push(`CREATE TABLE IF NOT EXISTS ${db}.${LEDGER_TABLE}${DISTRIBUTED_SUFFIX} AS ${db}.${LEDGER_TABLE} ` +
+      `ENGINE = Distributed(${sqlIdentifier(t.cluster)}, ${db}, ${LEDGER_TABLE}, cityHash64(sha256))`);
   }
   return out;
 }

@@ -190,6 +190,20 @@ export const LIMITS = Object.freeze({
   ingestRrsetsInMemoryMax: 2_000_000,
   /** A single NDJSON line or zone-file logical line longer than this is rejected. */
   ingestLineBytesMax: 1 << 20,
+  /** One read of an input file while it is hashed for the input ledger (lib/file-digest.ts); the one buffer it holds. */
+  inputDigestReadBytes: 1 << 20,
+  /**
+   * Input files the ledger of a data directory remembers (shard/ledger.ts),
+   * over all its manifest's shard entries. Past it the oldest are forgotten,
+   * with a warning: a file that old is ingested again if it is given again.
+   * Servers parse the manifest on their front-end thread at every reload,
+   * so it must stay small: 10,000 entries with 60-character paths are 2.5 MB
+   * and 5 ms of JSON.parse (the figure from test/unit/shard/ledger.test.ts's
+   * timing line).
+   */
+  ledgerInputsMax: 10_000,
+  /** A ledger entry keeps at most this many characters of its file's path (the rest is cut). */
+  ledgerNameCharsMax: 256,
 
   // --- Keys, licences and quotas (src/auth; spec sections 5 and 8) ---
   /** An API key is hex digits or dashes; below 16 characters it is guessable, above 256 it is not a key. */

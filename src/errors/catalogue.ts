@@ -176,6 +176,21 @@ export class CompactionConflictError extends Error {
   }
 }
 
+/**
+ * An ingest run into shards one of whose input files another run published
+ * while it ran (the input ledger, shard/ledger.ts): publishing would count
+ * that file's sightings twice, so the run's shards are deleted and nothing
+ * is published. Running it again skips that file.
+ */
+export class IngestedMeanwhileError extends Error {
+  readonly code = 'INGESTED_MEANWHILE';
+  constructor(file: string, sha256: string, shard: string) {
+    super(`${file}: ingested by another run while this one ran (sha256 ${sha256.slice(0, 12)}…, shard ${shard}); ` +
+      'nothing was published; run again to skip it');
+    this.name = 'IngestedMeanwhileError';
+  }
+}
+
 /** A regex or glob that cannot be compiled; message names the offending position. */
 export class PatternError extends Error {
   readonly code = 'BAD_PATTERN';

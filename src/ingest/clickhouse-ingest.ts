@@ -8,9 +8,10 @@
 //
 // The engine aggregates (schema.ts), so there is nothing to publish: rows
 // are visible when their INSERT returns. A run that fails part way leaves the
-// batches it sent (unlike a shard run, which publishes nothing); sending the
-// same file again adds the same sightings again, exactly as ingesting it
-// twice into shards does.
+// batches it sent (unlike a shard run, which publishes nothing). The input
+// ledger (clickhouse/ledger.ts) records each file as started before its
+// first batch and done after its last, so a file given again is skipped once
+// done, and refused when an earlier run began it and never finished.
 
 import { createHash } from 'node:crypto';
 import { LIMITS } from '../config/limits.js';
@@ -22,7 +23,9 @@ import { rdataTargetName } from '../dns/rdata-names.js';
 import { isFlexRdataType, RR } from '../dns/rrtype.js';
 import type { Observation, Rdata } from '../model/observation.js';
 import { firstSeen, lastSeen } from '../model/sighting.js';
-import { RunInputs, sourceFor, type IngestOptions, type IngestSummary } from './run.js';
+import { ClickHouseLedger, type LedgerState } from '../clickhouse/ledger.js';
+import type { InputRecord } from '../shard/manifest.js';
+import { RunInputs, sourceFor, type IngestOptions, type IngestSummary, type LedgerVerdict } from './run.js';
 
 export interface ClickHouseIngestOptions extends Omit<IngestOptions, 'dataDir' | 'memoryRrsets' | 'threads' | 'parallelBytesMin'> {
   url: string;
@@ -109,24 +112,42 @@ export class ObservationRows {
 export async function ingestFilesToClickHouse(files: readonly string[], opts: ClickHouseIngestOptions): Promise<IngestSummary> {
   const started = performance.now();
   const ch = new ClickHouse(opts.url);
-  const inputs = await RunInputs.open(files, opts);
+  const inputs = await RunInputs.open(files, opts, Math.floor(Date.now() / 1000));
   let observations = 0;
   const rows = new ObservationRows();
   try {
     const tables = await findTables(ch, opts.database);
-    await inputs.forEach(async (file, format, ctx) => {
+    const ledger = await ClickHouseLedger.open(ch, opts.database);
+    const check = async (input: InputRecord): Promise<LedgerVerdict> => verdict(await ledger.state(input.sha256), opts.database);
+    await inputs.forEach(check, async (file, format, ctx, input) => {
+      await ledger.started(input);
       for await (const o of sourceFor(format, file, ctx, { ...opts, dataDir: '' })) {
         rows.add(o);
         observations++;
         if (rows.full) await rows.flush(ch, tables);
       }
+      // The file's last batch goes now, not with the next file's rows: `done` must follow it.
+      await rows.flush(ch, tables);
+      await ledger.done(input);
     });
-    await rows.flush(ch, tables);
   } finally {
     ch.close();
   }
   return {
-    files: files.length, records: observations, observations, rrsets: observations, rejected: inputs.rejected, shards: [],
+    files: files.length, records: observations, observations, rrsets: observations, rejected: inputs.rejected,
+    skipped: inputs.skipped, refused: inputs.refused, forgotten: { records: 0, newest: 0 }, shards: [],
     seconds: (performance.now() - started) / 1000,
+  };
+}
+
+/** What the ledger's latest run of a file means for this run (ledger.ts). */
+function verdict(state: LedgerState | undefined, database: string): LedgerVerdict {
+  if (state === undefined) return { kind: 'ingest' };
+  const when = new Date(state.at).toISOString();
+  if (state.state === 'done') return { kind: 'skip', where: `ClickHouse database ${database}, ${when}` };
+  return {
+    kind: 'refuse',
+    reason: `an ingest of it into ClickHouse started at ${when} and did not finish, so some of its rows may be there ` +
+      '(refused: sending it again would count those twice); give --again to ingest it anyway, or leave it out',
   };
 }

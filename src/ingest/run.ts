@@ -7,11 +7,15 @@
 // full disk, a crash) leaves the published data exactly as it was and
 // deletes its unpublished files.
 
+import { existsSync } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { LIMITS } from '../config/limits.js';
 import { WriterLock } from '../shard/file-lock.js';
 import { ShardSpiller } from '../shard/shard-spiller.js';
+import { readManifest, type InputRecord } from '../shard/manifest.js';
+import { ledgerOf, type Recorded } from '../shard/ledger.js';
+import { digestFile, type FileDigest } from '../lib/file-digest.js';
 import type { Observation } from '../model/observation.js';
 import type { IngestContext } from './context.js';
 import { zoneObservations } from './zone.js';
@@ -42,7 +46,31 @@ export interface IngestOptions {
   /** NDJSON files from this size up are ingested in parallel (LIMITS.ndjsonParallelBytesMin; tests lower it). */
   parallelBytesMin?: number;
   now?: number;
+  /** --again: ingest every file given, even one the input ledger records (and one given twice). */
+  again?: boolean;
+  /** Called for each file that is not ingested because the ledger records it (or this run has it already). */
+  onSkip?: (skip: SkippedInput) => void;
 }
+
+/** A file the input ledger says was ingested already. */
+export interface SkippedInput {
+  file: string;
+  sha256: string;
+  /** Where it is recorded: "shard S", "earlier in this run as F", a ClickHouse ledger's words. */
+  where: string;
+}
+
+/** The line `rrscan ingest` prints for a skipped file (one copy for both tiers). */
+export function skippedLine(s: SkippedInput): string {
+  return `${s.file}: already ingested (sha256 ${s.sha256.slice(0, 12)}…, ${s.where}); skipped`;
+}
+
+/**
+ * What a tier's ledger says of a file before it is read: ingest it, skip it
+ * (already ingested), or refuse it (ClickHouse: an earlier run began it and
+ * did not finish; the run goes on with the other files and fails at the end).
+ */
+export type LedgerVerdict = { kind: 'ingest' } | { kind: 'skip'; where: string } | { kind: 'refuse'; reason: string };
 
 export interface IngestSummary {
   files: number;
@@ -50,6 +78,12 @@ export interface IngestSummary {
   observations: number;
   rrsets: number;
   rejected: number;
+  /** Files not ingested because the input ledger records them. */
+  skipped: number;
+  /** Files refused (ClickHouse: an earlier ingest of them did not finish), with why. */
+  refused: string[];
+  /** Ledger records forgotten to keep it within LIMITS.ledgerInputsMax, and the newest one's ingest time. */
+  forgotten: { records: number; newest: number };
   shards: string[];
   seconds: number;
 }
@@ -96,12 +130,13 @@ export function sourceFor(format: SourceFormat, file: string, ctx: IngestContext
  * anything failed; the run holds its WriterLock throughout.
  */
 async function publishRun(dataDir: string, label: string, now: number, memoryRrsets: number,
-  fill: (spiller: ShardSpiller) => Promise<void>): Promise<{ spiller: ShardSpiller; shards: string[] }> {
+  fill: (spiller: ShardSpiller) => Promise<void>, ledger?: { inputs: readonly InputRecord[]; again: boolean }):
+Promise<{ spiller: ShardSpiller; shards: string[] }> {
   const writer = WriterLock.acquire(dataDir);
   const spiller = new ShardSpiller(dataDir, label, now, Math.min(memoryRrsets, LIMITS.shardRrsetsMax), writer.id);
   try {
     await fill(spiller);
-    return { spiller, shards: await spiller.publish() };
+    return { spiller, shards: await spiller.publish(ledger) };
   } catch (err) {
     await spiller.abort();
     throw err;
@@ -110,45 +145,86 @@ async function publishRun(dataDir: string, label: string, now: number, memoryRrs
   }
 }
 
-type InputOptions = Pick<IngestOptions, 'format' | 'maxErrors' | 'onProgress' | 'onReject'>;
+type InputOptions = Pick<IngestOptions, 'format' | 'maxErrors' | 'onProgress' | 'onReject' | 'again' | 'onSkip'>;
 
 /**
  * The input files of one run, in order: each one's format, and a context
  * that counts skipped records against --max-errors (across all the files)
- * and reports progress in bytes over all of them. One copy of these rules
- * for every place ingest writes to (shards, ClickHouse).
+ * and reports progress in bytes over all of them; and the input ledger's
+ * rules: each file is hashed before it is read, skipped when the tier's
+ * ledger records its digest or an earlier file of the run had the same
+ * bytes (unless --again), and refused when the ledger says so. One copy of
+ * these rules for every place ingest writes to (shards, ClickHouse).
  */
 export class RunInputs {
   rejected = 0;
+  skipped = 0;
+  readonly refused: string[] = [];
+  /** The files read, one record per digest: what the run's ledger records. */
+  readonly ingested: InputRecord[] = [];
   private done = 0;
 
   private constructor(readonly files: readonly string[], readonly sizes: readonly number[], readonly totalBytes: number,
-    private readonly opts: InputOptions) {}
+    private readonly opts: InputOptions, private readonly now: number) {}
 
-  static async open(files: readonly string[], opts: InputOptions): Promise<RunInputs> {
+  static async open(files: readonly string[], opts: InputOptions, now: number): Promise<RunInputs> {
     const sizes = await Promise.all(files.map(async (f) => (await stat(f)).size));
-    return new RunInputs(files, sizes, sizes.reduce((a, b) => a + b, 0), opts);
+    return new RunInputs(files, sizes, sizes.reduce((a, b) => a + b, 0), opts, now);
   }
 
-  /** Calls `read` for each file in turn with its format and context; progress moves past the file when it returns. */
-  async forEach(read: (file: string, format: SourceFormat, ctx: IngestContext, size: number) => Promise<void>): Promise<void> {
+  /**
+   * Calls `read` for each file in turn that `check` (the tier's ledger) and
+   * this run admit, with its format, context and ledger record; progress
+   * moves past the file when it returns or is skipped.
+   */
+  async forEach(check: (input: InputRecord) => Promise<LedgerVerdict>,
+    read: (file: string, format: SourceFormat, ctx: IngestContext, input: InputRecord) => Promise<void>): Promise<void> {
     const opts = this.opts;
+    const inRun = new Map<string, string>();
     for (let i = 0; i < this.files.length; i++) {
       const file = this.files[i]!;
-      const format = opts.format === 'auto' ? await detectFormat(file) : opts.format;
-      const base = this.done;
-      const ctx: IngestContext = {
-        file,
-        reject: (err: Error) => {
-          this.rejected++;
-          if (this.rejected > opts.maxErrors) throw err;
-          opts.onReject?.(err);
-        },
-        progress: (bytes: number) => opts.onProgress?.(base + bytes, this.totalBytes),
-      };
-      await read(file, format, ctx, this.sizes[i]!);
+      const digest = await digestFile(file);
+      const input: InputRecord = { sha256: digest.sha256, name: path.resolve(file).slice(0, LIMITS.ledgerNameCharsMax),
+        bytes: digest.bytes, at: this.now };
+      const earlier = inRun.get(input.sha256);
+      const verdict: LedgerVerdict = opts.again ? { kind: 'ingest' }
+        : earlier !== undefined ? { kind: 'skip', where: `earlier in this run as ${earlier}` } : await check(input);
+      if (verdict.kind === 'ingest') {
+        await this.readOne(file, input, digest, read);
+        if (earlier === undefined) this.ingested.push(input);
+        inRun.set(input.sha256, file);
+      } else if (verdict.kind === 'skip') {
+        this.skipped++;
+        opts.onSkip?.({ file, sha256: input.sha256, where: verdict.where });
+      } else {
+        this.refused.push(`${file}: ${verdict.reason}`);
+      }
       this.done += this.sizes[i]!;
       opts.onProgress?.(this.done, this.totalBytes);
+    }
+  }
+
+  private async readOne(file: string, input: InputRecord, digest: FileDigest,
+    read: (file: string, format: SourceFormat, ctx: IngestContext, input: InputRecord) => Promise<void>): Promise<void> {
+    const opts = this.opts;
+    const format = opts.format === 'auto' ? await detectFormat(file) : opts.format;
+    const base = this.done;
+    const ctx: IngestContext = {
+      file,
+      reject: (err: Error) => {
+        this.rejected++;
+        if (this.rejected > opts.maxErrors) throw err;
+        opts.onReject?.(err);
+      },
+      progress: (bytes: number) => opts.onProgress?.(base + bytes, this.totalBytes),
+    };
+    await read(file, format, ctx, input);
+    // The digest must name the bytes that were read: a file written to meanwhile (a capture still
+    // growing) would be recorded as content it did not have.
+    const now = await stat(file);
+    if (now.size !== digest.bytes || now.mtimeMs !== digest.mtimeMs) {
+      throw new Error(`${file}: changed while it was ingested (${digest.bytes} bytes when hashed, ${now.size} now); ` +
+        'ingest it once it is complete');
     }
   }
 }
@@ -157,11 +233,18 @@ export async function ingestFiles(files: readonly string[], opts: IngestOptions)
   const started = performance.now();
   const now = opts.now ?? Math.floor(Date.now() / 1000);
   const label = `ingest ${files.map((f) => path.basename(f)).join(' ')}`.slice(0, 1000);
-  const inputs = await RunInputs.open(files, opts);
+  const inputs = await RunInputs.open(files, opts, now);
+  // The ledger as the run starts; publish() looks again under the manifest lock.
+  const recorded = existsSync(opts.dataDir) ? ledgerOf(readManifest(opts.dataDir)) : new Map<string, Recorded>();
+  const check = (input: InputRecord): Promise<LedgerVerdict> => {
+    const r = recorded.get(input.sha256);
+    return Promise.resolve(r === undefined ? { kind: 'ingest' } : { kind: 'skip', where: `shard ${r.shard}` });
+  };
+  const ledger = { inputs: inputs.ingested, again: opts.again ?? false };
   const { spiller, shards } = await publishRun(opts.dataDir, label, now, opts.memoryRrsets ?? LIMITS.ingestRrsetsInMemoryMax,
-    (spiller) => inputs.forEach(async (file, format, ctx, size) => {
+    (spiller) => inputs.forEach(check, async (file, format, ctx, input) => {
       const threads = threadsFor(opts.threads);
-      if (format === 'ndjson' && threads > 1 && size >= (opts.parallelBytesMin ?? LIMITS.ndjsonParallelBytesMin)) {
+      if (format === 'ndjson' && threads > 1 && input.bytes >= (opts.parallelBytesMin ?? LIMITS.ndjsonParallelBytesMin)) {
         // The threads take the whole memory budget: write out what this one holds first.
         await spiller.spill();
         const p = await ingestNdjsonParallel(file, {
@@ -176,10 +259,11 @@ export async function ingestFiles(files: readonly string[], opts: IngestOptions)
       } else {
         for await (const o of sourceFor(format, file, ctx, opts)) await spiller.add(o);
       }
-    }));
+    }), ledger);
   return {
     files: files.length, records: spiller.records, observations: spiller.observations, rrsets: spiller.rrsets,
-    rejected: inputs.rejected, shards, seconds: (performance.now() - started) / 1000,
+    rejected: inputs.rejected, skipped: inputs.skipped, refused: inputs.refused, forgotten: spiller.ledgerForgotten,
+    shards, seconds: (performance.now() - started) / 1000,
   };
 }
 
@@ -195,5 +279,5 @@ export async function ingestObservations(source: Iterable<Observation>, dataDir:
     }
   });
   return { files: 0, records: spiller.records, observations: spiller.observations, rrsets: spiller.rrsets, rejected: 0,
-    shards, seconds: (performance.now() - started) / 1000 };
+    skipped: 0, refused: [], forgotten: spiller.ledgerForgotten, shards, seconds: (performance.now() - started) / 1000 };
 }

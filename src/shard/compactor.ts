@@ -31,6 +31,7 @@ import { readManifest, removeLeftovers, removeUnpublished, updateManifest, waitF
 import { FileLock, WriterLock } from './file-lock.js';
 import { releaseMapping } from './mapped-file.js';
 import { weightOf } from './compaction-policy.js';
+import { mergedInputs, recordOnLast } from './ledger.js';
 import { ShardReader, type ShardHandle } from './shard-reader.js';
 import { blobRecord } from './blob.js';
 import { shardRrsets } from './shard-rrsets.js';
@@ -185,7 +186,9 @@ export async function mergeShards(dataDir: string, inputs: readonly ShardEntry[]
         const gone = files.find((f) => !live.has(f));
         if (gone !== undefined) throw new CompactionConflictError(dataDir, gone);
         const merged = new Set(files);
-        return [...m.shards.filter((s) => !merged.has(s.file)), ...outputs];
+        // The ledger from the live entries, not `inputs`: an ingest's swap may have trimmed them since (ledger.ts).
+        const ledger = mergedInputs(m.shards.filter((s) => merged.has(s.file)));
+        return [...m.shards.filter((s) => !merged.has(s.file)), ...recordOnLast(outputs, ledger)];
       });
       results = [{ written: outputs, rrsetsIn: results.reduce((n, r) => n + r.rrsetsIn, 0) }];
     } catch (err) {

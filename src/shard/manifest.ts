@@ -38,6 +38,19 @@ export interface ShardEntry {
    * (compaction-policy.ts weightOf).
    */
   rrsetsIngested?: number;
+  /** The input files this shard was made from: the input ledger (ledger.ts, whose top says which shard of a run has them). */
+  inputs?: InputRecord[];
+}
+
+/** One input file of a published shard. */
+export interface InputRecord {
+  /** SHA-256 of the file's bytes, lower-case hex: the identity; names and places do not count. */
+  sha256: string;
+  /** The path it was ingested from (absolute, at most LIMITS.ledgerNameCharsMax characters), for people. */
+  name: string;
+  bytes: number;
+  /** When it was ingested (the run's time, epoch seconds): the oldest are forgotten first. */
+  at: number;
 }
 
 export interface Manifest {

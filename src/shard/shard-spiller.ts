@@ -10,7 +10,9 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Observation } from '../model/observation.js';
 import { SHARD_HEADER_BYTES } from './format.js';
-import { updateManifest, type ShardEntry } from './manifest.js';
+import { IngestedMeanwhileError } from '../errors/catalogue.js';
+import { boundLedger, ledgerOf, recordOnLast } from './ledger.js';
+import { updateManifest, type InputRecord, type ShardEntry } from './manifest.js';
 import { RrsetTable } from './rrset-table.js';
 import { buildShardBody, writeShardFile } from './shard-writer.js';
 
@@ -33,6 +35,8 @@ export class ShardSpiller {
   rrsets = 0;
   /** Observations added, before aggregation, over every table of the run. */
   observations = 0;
+  /** Ledger records publish() forgot to keep the ledger in its bound, and the newest one's ingest time. */
+  ledgerForgotten = { records: 0, newest: 0 };
 
   /** `writer`: the run's WriterLock id (file-lock.ts), taken by the thread that publishes. */
   constructor(private readonly dataDir: string, private readonly label: string, readonly now: number,
@@ -108,13 +112,29 @@ export class ShardSpiller {
     return this.written;
   }
 
-  async publish(): Promise<string[]> {
+  /**
+   * Lists every shard written in one manifest swap, with `ledger.inputs`
+   * recorded on the last (shard/ledger.ts). Unless `ledger.again`, throws
+   * IngestedMeanwhileError, publishing nothing, when the manifest already
+   * records one of those inputs (a run that published it since this one
+   * looked). Sets `ledgerForgotten` to the records the ledger's bound dropped.
+   */
+  async publish(ledger?: { inputs: readonly InputRecord[]; again: boolean }): Promise<string[]> {
     await this.spill();
     if (this.written.length > 0) {
-      await updateManifest(this.dataDir, (m) => [
-        ...m.shards,
-        ...this.written.map((w): ShardEntry => ({ ...w, createdAt: this.now, source: this.label })),
-      ]);
+      await updateManifest(this.dataDir, (m) => {
+        if (ledger !== undefined && !ledger.again) {
+          const recorded = ledgerOf(m);
+          for (const input of ledger.inputs) {
+            const r = recorded.get(input.sha256);
+            if (r !== undefined) throw new IngestedMeanwhileError(input.name, input.sha256, r.shard);
+          }
+        }
+        const mine = this.written.map((w): ShardEntry => ({ ...w, createdAt: this.now, source: this.label }));
+        const bounded = boundLedger([...m.shards, ...recordOnLast(mine, ledger?.inputs ?? [])]);
+        this.ledgerForgotten = { records: bounded.forgotten, newest: bounded.newestForgotten ?? 0 };
+        return bounded.shards;
+      });
     }
     return this.written.map((w) => w.file);
   }

@@ -1,0 +1,83 @@
+// The input ledger of a ClickHouse database: which input files were sent to
+// it, by the SHA-256 of their bytes (as the local ledger, shard/ledger.ts).
+//
+// An ingest into ClickHouse is many INSERTs, not one swap, so each file's
+// ingest is recorded twice: `started` before its first batch and `done`
+// after its last one returned (for a cluster, after every shard has its rows:
+// insert_distributed_sync). Rows are only ever added (a plain MergeTree
+// keeps them all), and a read groups them by run, so it sees the latest
+// state whether or not merges have run. The latest run of a file decides:
+// done, the file is in; started without done, an ingest died or failed part
+// way and some of its rows may be there.
+//
+// With a cluster, ingest_ledger_all (a Distributed table placing rows by
+// digest) is the one ledger every node reads and writes: a file's rows all
+// live on one shard, and when that shard is down the read fails, so a file
+// is never taken for new because its ledger could not be seen. (A table on
+// the first shard alone would need every ingest to know which node that is.)
+//
+// Two ingests of one file at the same moment both find nothing and both send
+// it: ClickHouse 18.16 offers no lock without ZooKeeper. Run one ingest of a
+// file at a time (a cron job's runs should not overlap).
+
+import { randomUUID } from 'node:crypto';
+import type { ClickHouse } from './client.js';
+import { ClickHouseError } from '../errors/catalogue.js';
+import { sqlIdentifier, sqlString } from './literal.js';
+import { DISTRIBUTED_SUFFIX, LEDGER_TABLE } from './schema.js';
+import { tsvField } from './tab-separated.js';
+
+const STARTED = 1;
+const DONE = 2;
+
+/** What the ledger says of one file: its latest run, or nothing. */
+export interface LedgerState {
+  state: 'started' | 'done';
+  /** When that run started, ms since the epoch. */
+  at: number;
+  name: string;
+}
+
+export class ClickHouseLedger {
+  /** This ingest run's id in the ledger. */
+  readonly run = randomUUID();
+
+  private constructor(private readonly ch: ClickHouse, private readonly table: string, private readonly distributed: boolean) {}
+
+  /** The ledger of `database` (its Distributed table when init made one); fails, naming the fix, when there is none. */
+  static async open(ch: ClickHouse, database: string): Promise<ClickHouseLedger> {
+    const names = (await ch.exec(`SELECT name FROM system.tables WHERE database = ${sqlString(database)} ` +
+      `AND name IN (${sqlString(LEDGER_TABLE)}, ${sqlString(LEDGER_TABLE + DISTRIBUTED_SUFFIX)}) FORMAT TabSeparated`))
+      .split('\n').filter((n) => n !== '');
+    if (names.length === 0) {
+      throw new ClickHouseError(`${ch.url}: no input ledger in database ${database} (run \`rrscan clickhouse init\` again: ` +
+        'it adds the tables that are missing)');
+    }
+    const distributed = names.includes(LEDGER_TABLE + DISTRIBUTED_SUFFIX);
+    return new ClickHouseLedger(ch, `${sqlIdentifier(database)}.${distributed ? LEDGER_TABLE + DISTRIBUTED_SUFFIX : LEDGER_TABLE}`,
+      distributed);
+  }
+
+  /** The latest run's state for `sha256`, or undefined when no run ever started it. */
+  async state(sha256: string): Promise<LedgerState | undefined> {
+    const line = (await this.ch.exec(`SELECT max(state), min(at) AS started, any(name) FROM ${this.table} ` +
+      `WHERE sha256 = ${sqlString(sha256)} GROUP BY run ORDER BY started DESC, run DESC LIMIT 1 FORMAT TabSeparated`)).trimEnd();
+    if (line === '') return undefined;
+    const [state, at, name] = line.split('\t');
+    return { state: Number(state) === DONE ? 'done' : 'started', at: Number(at), name: tsvField(name ?? '') };
+  }
+
+  started(input: { sha256: string; name: string; bytes: number }): Promise<void> {
+    return this.write(input, STARTED);
+  }
+
+  done(input: { sha256: string; name: string; bytes: number }): Promise<void> {
+    return this.write(input, DONE);
+  }
+
+  private async write(input: { sha256: string; name: string; bytes: number }, state: number): Promise<void> {
+    await this.ch.exec(`INSERT INTO ${this.table} (sha256, run, state, name, bytes, at) VALUES (${sqlString(input.sha256)}, ` +
+      `${sqlString(this.run)}, ${state}, ${sqlString(input.name)}, ${input.bytes}, ${Date.now()})`, undefined,
+    this.distributed ? { insert_distributed_sync: '1' } : {});
+  }
+}
