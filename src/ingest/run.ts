@@ -13,7 +13,7 @@ import path from 'node:path';
 import { LIMITS } from '../config/limits.js';
 import { WriterLock } from '../shard/file-lock.js';
 import { ShardSpiller } from '../shard/shard-spiller.js';
-import { readManifest, type InputRecord } from '../shard/manifest.js';
+import { readManifest, removeLeftovers, type InputRecord } from '../shard/manifest.js';
 import { ledgerOf, type Recorded } from '../shard/ledger.js';
 import { digestFile, type FileDigest } from '../lib/file-digest.js';
 import type { Observation } from '../model/observation.js';
@@ -260,6 +260,9 @@ export async function ingestFiles(files: readonly string[], opts: IngestOptions)
         for await (const o of sourceFor(format, file, ctx, opts)) await spiller.add(o);
       }
     }), ledger);
+  // No swap (every file skipped, or empty) to clean up after a dead writer, so clean up here: this is
+  // the run that follows an ingest killed after its swap, which now skips the files that one published.
+  if (shards.length === 0) await removeLeftovers(opts.dataDir);
   return {
     files: files.length, records: spiller.records, observations: spiller.observations, rrsets: spiller.rrsets,
     rejected: inputs.rejected, skipped: inputs.skipped, refused: inputs.refused, forgotten: spiller.ledgerForgotten,

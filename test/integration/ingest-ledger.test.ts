@@ -1,0 +1,155 @@
+// The input ledger of a data directory (shard/ledger.ts): `rrscan ingest`
+// given a file whose bytes a published shard was made from skips it, says so
+// on stderr, and no answer changes; by content, not name; through compaction;
+// `--again` ingests anyway. The crash test (crash.test.ts) kills ingests with
+// SIGKILL and checks that the re-run then equals one clean ingest.
+
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Manifest } from '../../src/shard/manifest.js';
+import { addKey, cli, get, objects, startServer, tempPaths, type Server } from '../helpers/rrscan.js';
+
+const temp = tempPaths();
+afterAll(temp.removeAll);
+
+const T0 = 1_700_000_000;
+const rec = (name: string, count: number) =>
+  ({ count, time_first: T0, time_last: T0 + 100, rrname: `${name}.ledger.example.`, rrtype: 'A', bailiwick: 'ledger.example.',
+    rdata: ['192.0.2.7'] });
+const QUERIES = ['/pdns/v2/lookup/rrset/name/*.ledger.example.', '/pdns/v2/glob/rrnames/*.ledger.example.',
+  '/pdns/v2/summarize/rrset/name/*.ledger.example.'];
+
+/** Writes an NDJSON file beside the data directory (never inside it). */
+function ndjson(dir: string, name: string, recs: object[]): string {
+  const file = path.join(dir, name);
+  writeFileSync(file, recs.map((r) => JSON.stringify(r)).join('\n') + '\n');
+  return file;
+}
+
+const manifest = (data: string) => JSON.parse(readFileSync(path.join(data, 'manifest.json'), 'utf8')) as Manifest;
+const sha = (data: string, file: string) => manifest(data).shards.flatMap((s) => s.inputs ?? []).find((i) => i.name === file)?.sha256;
+const skipLine = (file: string, digest: string, where: string) =>
+  `rrscan ingest: ${file}: already ingested (sha256 ${digest.slice(0, 12)}…, ${where}); skipped\n`;
+
+function ingest(data: string, files: string[], extra: string[] = []): { stdout: string; stderr: string } {
+  const r = cli(['ingest', '--data', data, ...extra, ...files]);
+  expect(r.code, r.stderr).toBe(0);
+  return r;
+}
+
+describe('rrscan ingest and the input ledger', () => {
+  let src: string;
+  let data: string;
+  let key: string;
+  let server: Server;
+  let a: string;
+  let b: string;
+  let before: string[];
+
+  const answers = async (): Promise<string[]> =>
+    Promise.all(QUERIES.map(async (q) => (await get(server, q, { 'X-API-Key': key })).body));
+  /** The answers once the server has reloaded a manifest that changes them (it polls the manifest). */
+  async function changed(): Promise<string[]> {
+    const deadline = Date.now() + 10_000;
+    let got = await answers();
+    while (Date.now() < deadline && JSON.stringify(got) === JSON.stringify(before)) {
+      await new Promise((r) => setTimeout(r, 50));
+      got = await answers();
+    }
+    return got;
+  }
+
+  beforeAll(async () => {
+    src = temp.fresh();
+    data = path.join(temp.fresh(), 'data');
+    a = ndjson(src, 'a.ndjson', [rec('one', 1), rec('two', 2)]);
+    b = ndjson(src, 'b.ndjson', [rec('two', 5), rec('three', 3)]);
+    ingest(data, [a]);
+    key = addKey(data);
+    server = await startServer(data);
+    before = await answers();
+  }, 30_000);
+
+  afterAll(() => server?.close());
+
+  it('the ledger is in the shard entry: digest, absolute path, size, time', () => {
+    const [entry] = manifest(data).shards;
+    expect(entry!.inputs).toEqual([{ sha256: expect.stringMatching(/^[0-9a-f]{64}$/), name: a, bytes: readFileSync(a).length,
+      at: entry!.createdAt }]);
+  });
+
+  it('a file ingested again is skipped with one stderr line; exit 0; the manifest and every answer stay', async () => {
+    const m = readFileSync(path.join(data, 'manifest.json'), 'utf8');
+    const r = ingest(data, [a]);
+    expect(r.stderr).toBe(skipLine(a, sha(data, a)!, `shard ${manifest(data).shards[0]!.file}`));
+    expect(r.stdout).toMatch(/^ingest: 1 file\(s\) \(1 skipped: already ingested\), 0 records read, 0 RRsets written in 0 shard\(s\)/);
+    expect(readFileSync(path.join(data, 'manifest.json'), 'utf8')).toBe(m);
+    expect(await answers()).toEqual(before);
+    expect(objects(before[0]!).map((o) => (o as { count: number }).count)).toEqual([1, 2]);
+  });
+
+  it('a copy under another name is the same input; with a new file in the run, only the new one is ingested', async () => {
+    const copy = path.join(temp.fresh(), 'renamed.ndjson');
+    copyFileSync(a, copy);
+    const shard = manifest(data).shards[0]!.file;
+    const r = ingest(data, [copy, b]);
+    expect(r.stderr).toBe(skipLine(copy, sha(data, a)!, `shard ${shard}`));
+    expect(r.stdout).toMatch(/^ingest: 2 file\(s\) \(1 skipped: already ingested\), 2 records read, 2 RRsets written in 1 shard\(s\)/);
+    const got = await changed();
+    expect(objects(got[0]!).map((o) => [(o as { rrname: string }).rrname, (o as { count: number }).count])).toEqual([
+      ['one.ledger.example.', 1], ['three.ledger.example.', 3], ['two.ledger.example.', 7]]);
+    before = got;
+  });
+
+  it('the same file twice in one run is ingested once', async () => {
+    const c = ndjson(src, 'c.ndjson', [rec('four', 4)]);
+    const r = ingest(data, [c, c]);
+    expect(r.stderr).toBe(skipLine(c, sha(data, c)!, `earlier in this run as ${c}`));
+    expect(r.stdout).toMatch(/^ingest: 2 file\(s\) \(1 skipped: already ingested\), 1 records read, 1 RRsets written/);
+    const got = await changed();
+    expect(objects(got[0]!).find((o) => (o as { rrname: string }).rrname === 'four.ledger.example.')).toMatchObject({ count: 4 });
+    before = got;
+  });
+
+  it('a changed file (same name, other bytes) is ingested', async () => {
+    const c = path.join(src, 'c.ndjson');
+    const old = sha(data, c);
+    ndjson(src, 'c.ndjson', [rec('four', 10)]);
+    const r = ingest(data, [c]);
+    expect(r.stderr).toBe('');
+    expect(manifest(data).shards.flatMap((s) => s.inputs ?? []).filter((i) => i.name === c).map((i) => i.sha256))
+      .toEqual([old, expect.not.stringMatching(old!)]);
+    const got = await changed();
+    expect(objects(got[0]!).find((o) => (o as { rrname: string }).rrname === 'four.ledger.example.')).toMatchObject({ count: 14 });
+    before = got;
+  });
+
+  it('the ledger survives `rrscan compact`: one entry per file, on the merged shard; re-ingest still skipped', async () => {
+    const digests = manifest(data).shards.flatMap((s) => s.inputs ?? []).map((i) => i.sha256).sort();
+    expect(digests).toHaveLength(4);
+    const c = cli(['compact', '--data', data]);
+    expect(c.code, c.stderr).toBe(0);
+    const m = manifest(data);
+    expect(m.shards).toHaveLength(1);
+    expect(m.shards[0]!.inputs!.map((i) => i.sha256).sort()).toEqual(digests);
+    // Compaction changes no answer (a reload of the merged shard answers as the two did).
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(await answers()).toEqual(before);
+    const r = ingest(data, [a, b]);
+    expect(r.stderr).toBe(skipLine(a, sha(data, a)!, `shard ${m.shards[0]!.file}`) +
+      skipLine(b, sha(data, b)!, `shard ${m.shards[0]!.file}`));
+    expect(await answers()).toEqual(before);
+  });
+
+  it('--again ingests a recorded file anyway: its sightings count twice', async () => {
+    const r = ingest(data, [a], ['--again']);
+    expect(r.stderr).toBe('');
+    const got = await changed();
+    expect(objects(got[0]!).find((o) => (o as { rrname: string }).rrname === 'one.ledger.example.')).toMatchObject({ count: 2 });
+    // Recorded twice until a merge folds the two into one record.
+    expect(manifest(data).shards.flatMap((s) => s.inputs ?? []).filter((i) => i.name === a)).toHaveLength(2);
+    expect(cli(['compact', '--data', data]).code).toBe(0);
+    expect(manifest(data).shards.flatMap((s) => s.inputs ?? []).filter((i) => i.name === a)).toHaveLength(1);
+  });
+});
