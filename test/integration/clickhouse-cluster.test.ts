@@ -85,6 +85,35 @@ describe.skipIf(!HAVE_CLICKHOUSE)('a ClickHouse cluster of two shards answers as
     expect(differ).toEqual([]);
   }, 120_000);
 
+  it('one input ledger for the cluster: a file sent through one node is skipped through the other; its rows on one shard', async () => {
+    const rows = () => Promise.all(nodes.map(async (n) => {
+      const c = new ClickHouse(n.url);
+      const count = async (t: string) => Number(await c.exec(`SELECT count() FROM rrscan.${t}`));
+      const [ledger, rrsets] = await Promise.all([count('ingest_ledger'), count('rrsets')]);
+      c.close();
+      return { ledger: ledger!, rrsets: rrsets! };
+    }));
+    const before = await rows();
+    // started and done for every file, each file's two rows on the one shard its digest picks.
+    expect(before.reduce((n, r) => n + r.ledger, 0)).toBe(2 * files.length);
+    for (const f of files) {
+      const perNode = await Promise.all(nodes.map(async (n) => {
+        const c = new ClickHouse(n.url);
+        const rows = Number(await c.exec(`SELECT count() FROM rrscan.ingest_ledger WHERE name = '${f}'`));
+        c.close();
+        return rows;
+      }));
+      expect(perNode.sort(), f).toEqual([0, 2]);
+    }
+    for (const n of nodes) {
+      const r = cli(['ingest', '--clickhouse-url', n.url, ...files]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr.split('\n').filter((l) => / already ingested \(sha256 [0-9a-f]{12}…, ClickHouse database rrscan, /.test(l)))
+        .toHaveLength(files.length);
+    }
+    expect(await rows()).toEqual(before);
+  }, 60_000);
+
   it('a shard down: searches on the front ends end failed', async () => {
     await nodes[1]!.close();
     for (const p of ['regex/rrnames/paypal', 'lookup/rrset/name/*.example.com', 'lookup/rdata/ip/192.0.2.0,24']) {
@@ -92,5 +121,9 @@ describe.skipIf(!HAVE_CLICKHOUSE)('a ClickHouse cluster of two shards answers as
       expect(r.status).toBe(200);
       expect(r.body).toBe(body(begin, { cond: 'failed', msg: 'Internal error' }));
     }
+    // The ledger cannot be read whole: ingest fails rather than take a file for new.
+    const r = cli(['ingest', '--clickhouse-url', nodes[0]!.url, files[0]!]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^rrscan ingest: .*Code: \d+.*; nothing was published\n$/s);
   }, 60_000);
 });
