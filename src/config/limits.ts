@@ -197,9 +197,9 @@ export const LIMITS = Object.freeze({
    * over all its manifest's shard entries. Past it the oldest are forgotten,
    * with a warning: a file that old is ingested again if it is given again.
    * Servers parse the manifest on their front-end thread at every reload,
-   * so it must stay small: 10,000 entries with 60-character paths are 2.5 MB
-   * and 5 ms of JSON.parse (the figure from test/unit/shard/ledger.test.ts's
-   * timing line).
+   * so it must stay small: 10,000 entries with 60-character paths are 2.4 MiB
+   * and about 4 ms of JSON.parse (`npx vitest run test/unit/shard/ledger.test.ts`
+   * prints the figure).
    */
   ledgerInputsMax: 10_000,
   /** A ledger entry keeps at most this many characters of its file's path (the rest is cut). */
