@@ -19,7 +19,10 @@ export interface FileDigest {
 export async function digestFile(file: string): Promise<FileDigest> {
   const fh = await open(file, 'r');
   try {
-    const { mtimeMs } = await fh.stat();
+    const st = await fh.stat();
+    // A pipe or device read here would leave nothing for the parser to read after.
+    if (!st.isFile()) throw new Error(`${file}: not a regular file (ingest hashes each input before reading it: save it to a file first)`);
+    const mtimeMs = st.mtimeMs;
     const hash = createHash('sha256');
     const buf = Buffer.allocUnsafe(LIMITS.inputDigestReadBytes);
     let bytes = 0;

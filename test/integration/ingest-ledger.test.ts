@@ -1,14 +1,15 @@
 // The input ledger of a data directory (shard/ledger.ts): `rrscan ingest`
 // given a file whose bytes a published shard was made from skips it, says so
 // on stderr, and no answer changes; by content, not name; through compaction;
-// `--again` ingests anyway. The crash test (crash.test.ts) kills ingests with
-// SIGKILL and checks that the re-run then equals one clean ingest.
+// `--again` ingests anyway; an ingest killed with SIGKILL and run again
+// answers as one clean ingest (crash.test.ts kills at twenty more points).
 
-import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { copyFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Manifest } from '../../src/shard/manifest.js';
-import { addKey, cli, get, objects, startServer, tempPaths, type Server } from '../helpers/rrscan.js';
+import { addKey, BIN, cli, get, objects, startServer, tempPaths, type Server } from '../helpers/rrscan.js';
 
 const temp = tempPaths();
 afterAll(temp.removeAll);
@@ -152,4 +153,45 @@ describe('rrscan ingest and the input ledger', () => {
     expect(cli(['compact', '--data', data]).code).toBe(0);
     expect(manifest(data).shards.flatMap((s) => s.inputs ?? []).filter((i) => i.name === a)).toHaveLength(1);
   });
+});
+
+describe('an ingest killed with SIGKILL mid-run', () => {
+  it('publishes nothing; the re-run answers as one clean ingest; the next one skips the file', async () => {
+    const src = temp.fresh();
+    const lines: string[] = [];
+    for (let i = 0; i < 200_000; i++) lines.push(JSON.stringify(rec(`k${i}.z${i % 53}`, 1 + (i % 3))));
+    const file = path.join(src, 'big.ndjson');
+    writeFileSync(file, lines.join('\n') + '\n');
+    const [killed, clean] = [path.join(temp.fresh(), 'data'), path.join(temp.fresh(), 'data')];
+    const flags = ['--workers', '1', '--memory-rrsets', '20000'];
+    const proc = spawn(process.execPath, [BIN, 'ingest', '--data', killed, ...flags, file], { stdio: 'ignore' });
+    const exited = new Promise<NodeJS.Signals | null>((r) => proc.once('exit', (_, signal) => r(signal)));
+    // Killed once it has written its first shard and before it publishes (ten shards in all).
+    const deadline = Date.now() + 30_000;
+    const shards = () => (existsSync(killed) ? readdirSync(killed).filter((f) => f.endsWith('.rrs')).length : 0);
+    while (Date.now() < deadline && shards() < 2) await new Promise((r) => setTimeout(r, 5));
+    proc.kill('SIGKILL');
+    expect(await exited).toBe('SIGKILL');
+    expect(existsSync(path.join(killed, 'manifest.json'))).toBe(false);
+
+    ingest(killed, [file], flags);
+    ingest(clean, [file], flags);
+    const again = ingest(killed, [file]);
+    expect(again.stderr).toMatch(/^rrscan ingest: \S+: already ingested \(sha256 [0-9a-f]{12}…, shard \S+\.rrs\); skipped\n$/);
+    // Only the published shards are left: the killed run's files went with the re-run's swap.
+    expect(readdirSync(killed).filter((f) => f.endsWith('.rrs')).sort()).toEqual(manifest(killed).shards.map((e) => e.file).sort());
+    const keys = [addKey(killed), addKey(clean)];
+    const servers = await Promise.all([startServer(killed), startServer(clean)]);
+    try {
+      for (const q of [...QUERIES, '/pdns/v2/lookup/rrset/name/k77.z24.ledger.example.', '/pdns/v2/regex/rrnames/k1999[0-9]%5C.']) {
+        const [a, b] = await Promise.all(servers.map((sv, i) => get(sv, `${q}${q.includes('?') ? '&' : '?'}limit=1000`,
+          { 'X-API-Key': keys[i]! })));
+        expect(a!.status, q).toBe(200);
+        expect(a!.body, q).toBe(b!.body);
+        expect(a!.body, q).toContain('"obj"');
+      }
+    } finally {
+      await Promise.all(servers.map((sv) => sv.close()));
+    }
+  }, 120_000);
 });
