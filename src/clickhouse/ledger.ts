@@ -16,9 +16,14 @@
 // is never taken for new because its ledger could not be seen. (A table on
 // the first shard alone would need every ingest to know which node that is.)
 //
-// Two ingests of one file at the same moment both find nothing and both send
-// it: ClickHouse 18.16 offers no lock without ZooKeeper. Run one ingest of a
-// file at a time (a cron job's runs should not overlap).
+// ClickHouse 18.16 offers no lock without ZooKeeper, so two ingests of one
+// file at the same moment could both find nothing and both send it. Hence
+// claim(): after writing `started`, a run looks again; of the runs that
+// started the file, the first (by start time, then run id) sends it, and any
+// other withdraws (state 3, which reads ignore) and skips the file. A run
+// that finds an unfinished one refuses the file, running or dead alike: it
+// cannot tell them apart. (Clocks of two ingest hosts more apart than the
+// window between a check and its `started` row could still let both send.)
 
 import { randomUUID } from 'node:crypto';
 import type { ClickHouse } from './client.js';
@@ -29,6 +34,10 @@ import { tsvField } from './tab-separated.js';
 
 const STARTED = 1;
 const DONE = 2;
+const WITHDRAWN = 3;
+/** The runs of one digest that count, as (max state, start time, run) rows. */
+const runsOf = (table: string, sha256: string) => `SELECT max(state) AS last_state, min(at) AS started, any(name), run FROM ${table} ` +
+  `WHERE sha256 = ${sqlString(sha256)} GROUP BY run HAVING last_state < ${WITHDRAWN}`;
 
 /** What the ledger says of one file: its latest run, or nothing. */
 export interface LedgerState {
@@ -60,11 +69,22 @@ export class ClickHouseLedger {
 
   /** The latest run's state for `sha256`, or undefined when no run ever started it. */
   async state(sha256: string): Promise<LedgerState | undefined> {
-    const line = (await this.ch.exec(`SELECT max(state), min(at) AS started, any(name) FROM ${this.table} ` +
-      `WHERE sha256 = ${sqlString(sha256)} GROUP BY run ORDER BY started DESC, run DESC LIMIT 1 FORMAT TabSeparated`)).trimEnd();
+    const line = (await this.ch.exec(`${runsOf(this.table, sha256)} ORDER BY started DESC, run DESC LIMIT 1 FORMAT TabSeparated`))
+      .trimEnd();
     if (line === '') return undefined;
     const [state, at, name] = line.split('\t');
     return { state: Number(state) === DONE ? 'done' : 'started', at: Number(at), name: tsvField(name ?? '') };
+  }
+
+  /**
+   * After started(): whether this run is the first of those that started the
+   * file and have not withdrawn (see the top). When not, it withdraws.
+   */
+  async claim(input: { sha256: string; name: string; bytes: number }): Promise<boolean> {
+    const line = (await this.ch.exec(`${runsOf(this.table, input.sha256)} ORDER BY started, run LIMIT 1 FORMAT TabSeparated`)).trimEnd();
+    if (line.split('\t')[3] === this.run) return true;
+    await this.write(input, WITHDRAWN);
+    return false;
   }
 
   started(input: { sha256: string; name: string; bytes: number }): Promise<void> {

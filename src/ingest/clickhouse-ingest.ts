@@ -118,9 +118,15 @@ export async function ingestFilesToClickHouse(files: readonly string[], opts: Cl
   try {
     const tables = await findTables(ch, opts.database);
     const ledger = await ClickHouseLedger.open(ch, opts.database);
-    const check = async (input: InputRecord): Promise<LedgerVerdict> => verdict(await ledger.state(input.sha256), opts.database);
-    await inputs.forEach(check, async (file, format, ctx, input) => {
+    // A file admitted is recorded as started here, before its first batch.
+    const check = async (input: InputRecord, again: boolean): Promise<LedgerVerdict> => {
+      const v = again ? { kind: 'ingest' as const } : verdict(await ledger.state(input.sha256), opts.database);
+      if (v.kind !== 'ingest') return v;
       await ledger.started(input);
+      if (again || await ledger.claim(input)) return v;
+      return { kind: 'skip', where: `being ingested into ClickHouse database ${opts.database} by another run` };
+    };
+    await inputs.forEach(check, async (file, format, ctx, input) => {
       for await (const o of sourceFor(format, file, ctx, { ...opts, dataDir: '' })) {
         rows.add(o);
         observations++;
@@ -147,7 +153,8 @@ function verdict(state: LedgerState | undefined, database: string): LedgerVerdic
   if (state.state === 'done') return { kind: 'skip', where: `ClickHouse database ${database}, ${when}` };
   return {
     kind: 'refuse',
-    reason: `an ingest of it into ClickHouse started at ${when} and did not finish, so some of its rows may be there ` +
+    reason: `an ingest of it into ClickHouse started at ${when} and has not finished (it died, or still runs), so some of its ` +
+      'rows may be there ' +
       '(refused: sending it again would count those twice); give --again to ingest it anyway, or leave it out',
   };
 }

@@ -173,11 +173,12 @@ export class RunInputs {
   }
 
   /**
-   * Calls `read` for each file in turn that `check` (the tier's ledger) and
-   * this run admit, with its format, context and ledger record; progress
-   * moves past the file when it returns or is skipped.
+   * Calls `read` for each file in turn that `check` (the tier's ledger; told
+   * whether --again was given) and this run admit, with its format, context
+   * and ledger record; progress moves past the file when it returns or is
+   * skipped.
    */
-  async forEach(check: (input: InputRecord) => Promise<LedgerVerdict>,
+  async forEach(check: (input: InputRecord, again: boolean) => Promise<LedgerVerdict>,
     read: (file: string, format: SourceFormat, ctx: IngestContext, input: InputRecord) => Promise<void>): Promise<void> {
     const opts = this.opts;
     const inRun = new Map<string, string>();
@@ -187,8 +188,9 @@ export class RunInputs {
       const input: InputRecord = { sha256: digest.sha256, name: path.resolve(file).slice(0, LIMITS.ledgerNameCharsMax),
         bytes: digest.bytes, at: this.now };
       const earlier = inRun.get(input.sha256);
-      const verdict: LedgerVerdict = opts.again ? { kind: 'ingest' }
-        : earlier !== undefined ? { kind: 'skip', where: `earlier in this run as ${earlier}` } : await check(input);
+      const again = opts.again ?? false;
+      const verdict: LedgerVerdict = earlier !== undefined && !again ? { kind: 'skip', where: `earlier in this run as ${earlier}` }
+        : await check(input, again);
       if (verdict.kind === 'ingest') {
         await this.readOne(file, input, digest, read);
         if (earlier === undefined) this.ingested.push(input);
@@ -236,8 +238,8 @@ export async function ingestFiles(files: readonly string[], opts: IngestOptions)
   const inputs = await RunInputs.open(files, opts, now);
   // The ledger as the run starts; publish() looks again under the manifest lock.
   const recorded = existsSync(opts.dataDir) ? ledgerOf(readManifest(opts.dataDir)) : new Map<string, Recorded>();
-  const check = (input: InputRecord): Promise<LedgerVerdict> => {
-    const r = recorded.get(input.sha256);
+  const check = (input: InputRecord, again: boolean): Promise<LedgerVerdict> => {
+    const r = again ? undefined : recorded.get(input.sha256);
     return Promise.resolve(r === undefined ? { kind: 'ingest' } : { kind: 'skip', where: `shard ${r.shard}` });
   };
   const ledger = { inputs: inputs.ingested, again: opts.again ?? false };

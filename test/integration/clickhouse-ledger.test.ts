@@ -2,13 +2,15 @@
 // sent again is skipped once its ingest is done; an ingest killed with
 // SIGKILL mid-file leaves it started without done, and the next run refuses
 // that file (naming it and the remedy) while it ingests the others; --again
-// sends it anyway. A real private clickhouse-server (Debian's 18.16).
+// sends it anyway; of two runs of one file at once, one sends it. A real
+// private clickhouse-server (Debian's 18.16).
 
 import { spawn } from 'node:child_process';
 import { copyFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClickHouse } from '../../src/clickhouse/client.js';
+import { ClickHouseLedger } from '../../src/clickhouse/ledger.js';
 import { CLICKHOUSE_SKIP_REASON, HAVE_CLICKHOUSE, startClickHouse, type ClickHouseServer } from '../helpers/clickhouse-server.js';
 import { BIN, cli, tempPaths } from '../helpers/rrscan.js';
 
@@ -97,7 +99,8 @@ describe.skipIf(!HAVE_CLICKHOUSE)('the ClickHouse input ledger', () => {
     expect(next.code).toBe(1);
     expect(next.stdout).toMatch(/^ingest: 2 file\(s\), 10 records read/);
     expect(next.stderr).toMatch(new RegExp(`^rrscan ingest: ${big}: an ingest of it into ClickHouse started at ` +
-      '\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z and did not finish, so some of its rows may be there \\(refused: sending it again would count ' +
+      '\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z and has not finished \\(it died, or still runs\\), so some of its rows may be there ' +
+      '\\(refused: sending it again would count ' +
       'those twice\\); give --again to ingest it anyway, or leave it out\\n$'));
     expect(await sum()).toBe(before + partial + 10);
 
@@ -110,6 +113,45 @@ describe.skipIf(!HAVE_CLICKHOUSE)('the ClickHouse input ledger', () => {
     expect(skipped.code, skipped.stderr).toBe(0);
     expect(skipped.stderr).toMatch(skipLine(big));
   }, 120_000);
+
+  it('two ingests of one file at once: it is sent once; the other run skips or refuses it', async () => {
+    const file = ndjson(path.join(src, 'race.ndjson'), 700_000, 720_000);
+    const before = await sum();
+    const run = () => new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const p = spawn(process.execPath, [BIN, 'ingest', '--clickhouse-url', ch.url, file], { stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      p.stderr!.on('data', (d: Buffer) => { stderr += d.toString(); });
+      p.once('close', (code) => resolve({ code, stderr }));
+    });
+    const results = await Promise.all([run(), run()]);
+    expect(await sum()).toBe(before + 20_000);
+    const winners = results.filter((r) => r.code === 0 && r.stderr === '');
+    expect(winners, JSON.stringify(results)).toHaveLength(1);
+    const loser = results.find((r) => r !== winners[0])!;
+    console.log(`the other run: exit ${String(loser.code)}, ${loser.stderr.trim()}`);
+    expect(loser.stderr).toMatch(new RegExp(`^rrscan ingest: ${file}: (already ingested \\(sha256 [0-9a-f]{12}…, (ClickHouse database ` +
+      'rrscan, \\S+Z|being ingested into ClickHouse database rrscan by another run)\\); skipped|an ingest of it into ClickHouse ' +
+      'started at \\S+ and has not finished)'));
+    const again = cli(['ingest', '--clickhouse-url', ch.url, file]);
+    expect(again.stderr).toMatch(skipLine(file));
+  }, 60_000);
+
+  it('two runs both past the check (the race window): claim() lets exactly the first send it; reads ignore the other', async () => {
+    const input = { sha256: 'f'.repeat(64), name: '/race/window', bytes: 1 };
+    const [x, y] = await Promise.all([ClickHouseLedger.open(client, 'rrscan'), ClickHouseLedger.open(client, 'rrscan')]);
+    expect(await Promise.all([x.state(input.sha256), y.state(input.sha256)])).toEqual([undefined, undefined]);
+    await x.started(input);
+    // Start times are milliseconds: y starts strictly later (equal ones are ordered by the runs' random ids).
+    await new Promise((r) => setTimeout(r, 5));
+    await y.started(input);
+    expect(await Promise.all([y.claim(input), x.claim(input)])).toEqual([false, true]);
+    expect(await y.state(input.sha256)).toMatchObject({ state: 'started', name: '/race/window' });
+    await x.done(input);
+    expect(await y.state(input.sha256)).toMatchObject({ state: 'done' });
+    expect(await client.exec(`SELECT run = '${y.run}', groupArray(state) FROM (SELECT * FROM rrscan.ingest_ledger ` +
+      `WHERE sha256 = '${input.sha256}' ORDER BY at, state) GROUP BY run ORDER BY run = '${y.run}' FORMAT TabSeparated`))
+      .toBe('0\t[1,2]\n1\t[1,3]\n');
+  });
 
   it('a database made by an init without the ledger: ingest says to run init again', async () => {
     await client.exec('CREATE DATABASE IF NOT EXISTS old');
