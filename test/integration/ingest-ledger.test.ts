@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LIMITS } from '../../src/config/limits.js';
 import type { Manifest } from '../../src/shard/manifest.js';
 import { addKey, BIN, cli, get, objects, startServer, tempPaths, type Server } from '../helpers/rrscan.js';
 
@@ -194,4 +195,24 @@ describe('an ingest killed with SIGKILL mid-run', () => {
       await Promise.all(servers.map((sv) => sv.close()));
     }
   }, 120_000);
+});
+
+describe('the ledger at its bound', () => {
+  it(`keeps ${LIMITS.ledgerInputsMax} files: the run past it forgets the oldest and says so`, () => {
+    const data = temp.fresh();
+    // A manifest whose ledger is full (its shard is never opened by ingest): records made at T0 + i.
+    const inputs = Array.from({ length: LIMITS.ledgerInputsMax }, (_, i) => ({ sha256: i.toString(16).padStart(64, '0'),
+      name: `/old/${i}`, bytes: 1, at: T0 + i }));
+    writeFileSync(path.join(data, 'manifest.json'), JSON.stringify({ version: 1, generation: 1,
+      shards: [{ file: 'full.rrs', rrsets: 1, bytes: 1, createdAt: T0, source: 'test', inputs }] }));
+    const file = ndjson(temp.fresh(), 'new.ndjson', [rec('new', 1)]);
+    const r = cli(['ingest', '--data', data, file]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toBe(`rrscan ingest: WARNING: the input ledger keeps ${LIMITS.ledgerInputsMax} files; it forgot the 1 ingested ` +
+      `longest ago (up to ${new Date(T0 * 1000).toISOString()}): given again, those would be ingested again\n`);
+    const kept = manifest(data).shards.flatMap((e) => e.inputs ?? []);
+    expect(kept).toHaveLength(LIMITS.ledgerInputsMax);
+    expect(kept.some((i) => i.name === '/old/0')).toBe(false);
+    expect(kept.some((i) => i.name === file)).toBe(true);
+  });
 });
