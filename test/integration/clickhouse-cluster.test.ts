@@ -1,10 +1,12 @@
 // The ClickHouse tier as a cluster: two private servers as two shards of
 // cluster rrscan_test, `clickhouse init --cluster` on each (their own tables
 // plus Distributed ones over both), one ingest through the first, and two
-// `rrscan serve` front ends, one on each server. Generated flexible and
-// standard searches get byte for byte the local shards' answers from both
-// front ends, the rows are really spread over both shards, and a shard that
-// is down fails searches with an in-stream `failed`, never a partial answer.
+// `rrscan serve` front ends, one on each server, the second a group of two
+// processes (`--processes 2`). Generated flexible and standard searches get
+// byte for byte the local shards' answers from both front ends and both
+// members of the group, the rows are really spread over both shards, and a
+// shard that is down fails searches with an in-stream `failed`, never a
+// partial answer.
 
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -15,7 +17,9 @@ import { FLEX_FIXTURE } from '../fixtures/flex-dataset.js';
 import {
   CLICKHOUSE_SKIP_REASON, HAVE_CLICKHOUSE, startClickHouseCluster, type ClickHouseServer,
 } from '../helpers/clickhouse-server.js';
-import { addKey, begin, body, cli, get, removeDir, startServer, tempDir, type Server } from '../helpers/rrscan.js';
+import {
+  addKey, begin, body, cli, get, removeDir, requestsByMember, startServer, tempDir, type Server,
+} from '../helpers/rrscan.js';
 
 if (!HAVE_CLICKHOUSE) console.warn(CLICKHOUSE_SKIP_REASON);
 
@@ -52,7 +56,11 @@ describe.skipIf(!HAVE_CLICKHOUSE)('a ClickHouse cluster of two shards answers as
       ok(['ingest', '--clickhouse-url', nodes[0]!.url, f]);
     }
     key = addKey(dir, ['--unlimited']);
-    [local, ...fronts] = await Promise.all([startServer(dir), ...nodes.map((n) => startServer(dir, ['--clickhouse-url', n.url]))]);
+    [local, ...fronts] = await Promise.all([
+      startServer(dir),
+      startServer(dir, ['--clickhouse-url', nodes[0]!.url]),
+      startServer(dir, ['--clickhouse-url', nodes[1]!.url, '--processes', '2', '--workers', '1'], { RRSCAN_LOG_LEVEL: 'info' }),
+    ]);
   }, 120_000);
 
   afterAll(async () => {
@@ -83,14 +91,19 @@ describe.skipIf(!HAVE_CLICKHOUSE)('a ClickHouse cluster of two shards answers as
       }));
     }
     expect(differ).toEqual([]);
+    const byMember = requestsByMember(fronts[1]!);
+    expect(byMember.get(0), 'member 0 of the group answered none').toBeGreaterThan(0);
+    expect(byMember.get(1), 'member 1 of the group answered none').toBeGreaterThan(0);
   }, 120_000);
 
   it('a shard down: searches on the front ends end failed', async () => {
     await nodes[1]!.close();
     for (const p of ['regex/rrnames/paypal', 'lookup/rrset/name/*.example.com', 'lookup/rdata/ip/192.0.2.0,24']) {
-      const r = await get(fronts[0]!, `/pdns/v2/${p}`, H());
-      expect(r.status).toBe(200);
-      expect(r.body).toBe(body(begin, { cond: 'failed', msg: 'Internal error' }));
+      for (const front of fronts) {
+        const r = await get(front, `/pdns/v2/${p}`, H());
+        expect(r.status).toBe(200);
+        expect(r.body).toBe(body(begin, { cond: 'failed', msg: 'Internal error' }));
+      }
     }
   }, 60_000);
 });
