@@ -257,20 +257,19 @@ class FrontEnd {
 }
 
 /**
- * /readyz: why this server cannot serve now (shutting down, no shards, the
- * key store not answering), or undefined. Probes of the key store do not
- * pile up: checks that come while one is out share its answer.
+ * /readyz: why this server cannot serve now (shutting down, the data
+ * backend's reason, the key store not answering), or undefined. Probes do
+ * not pile up: checks that come while one is out share its answer.
  */
 function readiness(front: FrontEnd, backend: SearchBackend, gate: AccessGate): ReadinessCheck {
   let probing: Promise<string | undefined> | undefined;
+  const keyStore = (): Promise<string | undefined> => gate.probe().then(() => undefined, (err: unknown) => {
+    log.warn({ err }, 'readiness: the key store did not answer');
+    return 'key store unreachable';
+  });
   return () => {
     if (front.closing) return Promise.resolve('shutting down');
-    // ClickHouse is not probed here: a search it cannot answer ends `failed`, which the metrics count.
-    if (backend instanceof LocalBackend && backend.stats().shards.shards === 0) return Promise.resolve('no shards mapped');
-    probing ??= gate.probe().then(() => undefined, (err: unknown) => {
-      log.warn({ err }, 'readiness: the key store did not answer');
-      return 'key store unreachable';
-    }).finally(() => {
+    probing ??= Promise.all([backend.notReady(), keyStore()]).then(([data, keys]) => data ?? keys).finally(() => {
       probing = undefined;
     });
     return probing;

@@ -5,7 +5,8 @@
 //
 //   GET /metrics  the registry of metrics.ts, Prometheus text format
 //   GET /healthz  200 "ok": the process is up and its event loop turns
-//   GET /readyz   200 "ready" when it can serve: shards are mapped and the
+//   GET /readyz   200 "ready" when it can serve: the data backend is ready
+//                 (shards mapped, or every ClickHouse shard answers) and the
 //                 key store answers; otherwise 503 "not ready: REASON"
 // Anything else: 404 "not found". Plain HTTP always: it is meant for a
 // loopback address or a private network, not for partners.

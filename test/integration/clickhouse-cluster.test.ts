@@ -58,7 +58,7 @@ describe.skipIf(!HAVE_CLICKHOUSE)('a ClickHouse cluster of two shards answers as
     key = addKey(dir, ['--unlimited']);
     [local, ...fronts] = await Promise.all([
       startServer(dir),
-      startServer(dir, ['--clickhouse-url', nodes[0]!.url]),
+      startServer(dir, ['--clickhouse-url', nodes[0]!.url, '--metrics-port', '0']),
       startServer(dir, ['--clickhouse-url', nodes[1]!.url, '--processes', '2', '--workers', '1'], { RRSCAN_LOG_LEVEL: 'info' }),
     ]);
   }, 120_000);
@@ -96,8 +96,13 @@ describe.skipIf(!HAVE_CLICKHOUSE)('a ClickHouse cluster of two shards answers as
     expect(byMember.get(1), 'member 1 of the group answered none').toBeGreaterThan(0);
   }, 120_000);
 
-  it('a shard down: searches on the front ends end failed', async () => {
+  it('a shard down: searches on the front ends end failed, and /readyz says why', async () => {
+    const readyz = () => get({ port: fronts[0]!.metricsPort! }, '/readyz');
+    expect([(await readyz()).status, (await readyz()).body]).toEqual([200, 'ready\n']);
     await nodes[1]!.close();
+    const down = await readyz();
+    expect(down.status).toBe(503);
+    expect(down.body).toMatch(/^not ready: ClickHouse unreachable: Code: \d+, .*127\.0\.0\.1.*\n$/);
     for (const p of ['regex/rrnames/paypal', 'lookup/rrset/name/*.example.com', 'lookup/rdata/ip/192.0.2.0,24']) {
       for (const front of fronts) {
         const r = await get(front, `/pdns/v2/${p}`, H());
