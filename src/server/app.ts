@@ -33,6 +33,7 @@ import { Exchange, type AdmissionStage } from './exchange.js';
 import { log } from './log.js';
 import { metricsRegistry } from './metrics.js';
 import { startMetricsListener, type MetricsListener, type ReadinessCheck } from './metrics-listener.js';
+import { answerScrapes } from './process-group.js';
 import { openApiText } from './openapi.js';
 import { acceptsNdjson, route, type Route } from './router.js';
 import { SafWriter } from './saf-writer.js';
@@ -58,8 +59,12 @@ export interface ServerOptions {
   searchTimeoutMs?: number;
   /** Where keys and their usage live (default: the data directory's SQLite store). */
   keyStore?: KeyStoreConfig;
-  /** The metrics and health listener (metrics-listener.ts); none when absent. */
-  metrics?: { host: string; port: number };
+  /**
+   * The metrics and health listener (metrics-listener.ts); none when absent.
+   * 'supervisor': this is a member of --processes N, whose supervisor serves
+   * the group's listener and asks each member over IPC (process-group.ts).
+   */
+  metrics?: { host: string; port: number } | 'supervisor';
   /** Answer searches from ClickHouse instead of the data directory's shards (serve --clickhouse-url). */
   clickhouse?: { url: string; database: string };
 }
@@ -346,11 +351,15 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const sock = await listen(createApp(opts, front, loadConsole()), opts.host, opts.port);
   let metrics: MetricsListener | undefined;
   try {
-    if (opts.metrics !== undefined) metrics = await startMetricsListener(opts.metrics.host, opts.metrics.port, metricsRegistry({
+    const registry = () => metricsRegistry({
       serving: front.stats, refusals: gate.refusals, backend: backend instanceof LocalBackend ? () => backend.stats() : undefined,
       openStreams: () => front.streams.count,
       frontEndTurns: turnsTaken,
-    }), readiness(front, backend, gate));
+    });
+    if (opts.metrics === 'supervisor') answerScrapes(registry(), readiness(front, backend, gate));
+    else if (opts.metrics !== undefined) {
+      metrics = await startMetricsListener(opts.metrics.host, opts.metrics.port, registry(), readiness(front, backend, gate));
+    }
   } catch (err) {
     uws.us_listen_socket_close(sock);
     await backend.close();

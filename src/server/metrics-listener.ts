@@ -18,6 +18,9 @@ import { uws, type HttpResponse, type us_listen_socket } from './uws.js';
 /** Resolves with why the server cannot serve now, or undefined when it can. */
 export type ReadinessCheck = () => Promise<string | undefined>;
 
+/** What /metrics prints: a prom-client registry, or the supervisor's aggregate of its members' (process-group.ts). */
+export type MetricsText = Pick<Registry, 'contentType' | 'metrics'>;
+
 export interface MetricsListener {
   readonly port: number;
   readonly url: string;
@@ -49,7 +52,7 @@ function later(res: HttpResponse, answer: () => Promise<[string, string, string]
   );
 }
 
-export async function startMetricsListener(host: string, port: number, registry: Registry,
+export async function startMetricsListener(host: string, port: number, registry: MetricsText,
   ready: ReadinessCheck): Promise<MetricsListener> {
   const app = uws.App();
   const never = () => false;

@@ -295,3 +295,12 @@ export function requestsByMember(server: Server): Map<number, number> {
   }
   return counts;
 }
+
+/** The pid of each member slot, the latest start winning. */
+export function memberPids(server: Server): Map<number, number> {
+  const pids = new Map<number, number>();
+  for (const l of logLines(server)) {
+    if (l['msg'] === 'front-end process started') pids.set(l['member'] as number, l['pid'] as number);
+  }
+  return pids;
+}
