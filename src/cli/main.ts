@@ -413,11 +413,17 @@ export function buildProgram(): Command {
     .option('--database <name>', 'database to create the tables in', CLICKHOUSE_DATABASE_DEFAULT)
     .option('--cluster <name>', 'this server is a shard of cluster NAME (from its remote_servers): also create ' +
       'Distributed tables over it, through which ingest writes and serve reads; run init on every shard')
-    .action(async (o: { url: string; database: string; cluster?: string }) => {
+    .option('--replicated', 'replicated tables (ReplicatedAggregatingMergeTree) through the server\'s ZooKeeper, among the ' +
+      'servers whose <macros> name the same shard; run init on every replica')
+    .action(async (o: { url: string; database: string; cluster?: string; replicated?: boolean }) => {
       const ch = new ClickHouse(o.url);
       try {
-        const version = await initSchema(ch, { database: o.database, ...(o.cluster !== undefined ? { cluster: o.cluster } : {}) });
-        console.log(`clickhouse init: database ${o.database} ready on ClickHouse ${version} at ${o.url}`);
+        const { version, warnings } = await initSchema(ch, {
+          database: o.database, ...(o.cluster !== undefined ? { cluster: o.cluster } : {}), replicated: o.replicated === true,
+        });
+        for (const w of warnings) console.error(`rrscan clickhouse init: warning: ${w}`);
+        console.log(`clickhouse init: database ${o.database} ready on ClickHouse ${version} at ${o.url}` +
+          `${o.replicated === true ? ' (replicated)' : ''}`);
       } catch (err) {
         console.error(`rrscan clickhouse init: ${err instanceof Error ? err.message : String(err)}`);
         process.exitCode = 1;

@@ -8,8 +8,6 @@
 // shard that is down fails searches with an in-stream `failed`, never a
 // partial answer.
 
-import { writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClickHouse } from '../../src/clickhouse/client.js';
 import { differentialData, flexPaths, lookupPaths } from '../fixtures/differential-dataset.js';
@@ -17,6 +15,7 @@ import { FLEX_FIXTURE } from '../fixtures/flex-dataset.js';
 import {
   CLICKHOUSE_SKIP_REASON, HAVE_CLICKHOUSE, startClickHouseCluster, type ClickHouseServer,
 } from '../helpers/clickhouse-server.js';
+import { ndjsonFilesBeside } from '../helpers/differential.js';
 import {
   addKey, begin, body, cli, get, removeDir, requestsByMember, startServer, tempDir, type Server,
 } from '../helpers/rrscan.js';
@@ -45,11 +44,7 @@ describe.skipIf(!HAVE_CLICKHOUSE)('a ClickHouse cluster of two shards answers as
   beforeAll(async () => {
     nodes = await startClickHouseCluster(CLUSTER, 2);
     dir = tempDir();
-    files = [...data.files, FLEX_FIXTURE].map((objs, i) => {
-      const file = path.join(dir, '..', `${path.basename(dir)}-${i}.ndjson`);
-      writeFileSync(file, objs.map((o) => JSON.stringify(o)).join('\n') + '\n');
-      return file;
-    });
+    files = ndjsonFilesBeside(dir, [...data.files, FLEX_FIXTURE]);
     for (const n of nodes) ok(['clickhouse', 'init', '--url', n.url, '--cluster', CLUSTER]);
     for (const f of files) {
       ok(['ingest', '--data', dir, f]);
