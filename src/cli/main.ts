@@ -93,7 +93,8 @@ async function serveUntilSignal(opts: ServeFlags, listening: (url: string, stop:
     ...(opts.scanTurnMs !== undefined ? { scanTurnMs: opts.scanTurnMs } : {}),
     ...(opts.searchTimeoutMs !== undefined ? { searchTimeoutMs: opts.searchTimeoutMs } : {}),
     ...(opts.redisUrl !== undefined ? { keyStore: redisKeyStoreConfig(opts.redisUrl) } : {}),
-    ...(opts.metricsPort !== undefined ? { metrics: { host: opts.metricsHost ?? '127.0.0.1', port: opts.metricsPort } } : {}),
+    ...(opts.metricsPort !== undefined
+      ? { metrics: member ? 'supervisor' as const : { host: opts.metricsHost ?? '127.0.0.1', port: opts.metricsPort } } : {}),
     ...(opts.clickhouseUrl !== undefined
       ? { clickhouse: { url: opts.clickhouseUrl, database: opts.clickhouseDatabase ?? CLICKHOUSE_DATABASE_DEFAULT } } : {}),
   });
@@ -120,13 +121,24 @@ async function serveUntilSignal(opts: ServeFlags, listening: (url: string, stop:
 
 /** serve --processes N > 1, in the supervisor: starts the members and stops them on SIGTERM or SIGINT. */
 async function superviseUntilSignal(opts: ServeFlags & { processes: number }, banner: (url: string) => void): Promise<void> {
-  const { ProcessGroup } = await import('../server/process-group.js');
+  const { ProcessGroup, startGroupMetrics } = await import('../server/process-group.js');
   const { group, url } = await ProcessGroup.start({ processes: opts.processes, host: opts.host, port: opts.port });
+  let metrics: MetricsListener | undefined;
   const stop = () => {
+    metrics?.close();
     void group.stop().then((code) => process.exit(code));
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+  if (opts.metricsPort !== undefined) {
+    try {
+      metrics = await startGroupMetrics(group, opts.metricsHost ?? '127.0.0.1', opts.metricsPort);
+    } catch (err) {
+      await group.stop();
+      throw err;
+    }
+    console.log(`rrscan metrics at ${metrics.url}/metrics (health: /healthz, /readyz)`);
+  }
   banner(url);
 }
 
@@ -397,13 +409,10 @@ export function buildProgram(): Command {
     .option('--processes <n>', 'front-end processes sharing the port (SO_REUSEPORT), each with its own scan threads ' +
       '(default --workers: the cores shared among them)', integer('--processes', 1, LIMITS.groupProcessesMax), 1)
     .option('--metrics-port <port>', 'serve Prometheus /metrics, /healthz and /readyz on this port (0 = any free port); ' +
-      'off unless given', integer('--metrics-port', 0, 65535))
+      'off unless given; with --processes N, for the whole group', integer('--metrics-port', 0, 65535))
     .option('--metrics-host <host>', 'address of the metrics port; keep it off the address partners reach', '127.0.0.1')
     .action(async (o: ServeFlags & { processes: number }) => {
       if (Boolean(o.tlsCert) !== Boolean(o.tlsKey)) throw new InvalidArgumentError('--tls-cert and --tls-key go together');
-      // Each member would count only its own requests, and they would share one metrics port by SO_REUSEPORT, so a
-      // scrape would see a member chosen at random: refused until the supervisor gathers its members' metrics.
-      if (o.metricsPort !== undefined && o.processes > 1) throw new InvalidArgumentError('--metrics-port needs --processes 1');
       try {
         await serve(o);
       } catch (err) {
@@ -420,11 +429,17 @@ export function buildProgram(): Command {
     .option('--database <name>', 'database to create the tables in', CLICKHOUSE_DATABASE_DEFAULT)
     .option('--cluster <name>', 'this server is a shard of cluster NAME (from its remote_servers): also create ' +
       'Distributed tables over it, through which ingest writes and serve reads; run init on every shard')
-    .action(async (o: { url: string; database: string; cluster?: string }) => {
+    .option('--replicated', 'replicated tables (ReplicatedAggregatingMergeTree) through the server\'s ZooKeeper, among the ' +
+      'servers whose <macros> name the same shard; run init on every replica')
+    .action(async (o: { url: string; database: string; cluster?: string; replicated?: boolean }) => {
       const ch = new ClickHouse(o.url);
       try {
-        const version = await initSchema(ch, { database: o.database, ...(o.cluster !== undefined ? { cluster: o.cluster } : {}) });
-        console.log(`clickhouse init: database ${o.database} ready on ClickHouse ${version} at ${o.url}`);
+        const { version, warnings } = await initSchema(ch, {
+          database: o.database, ...(o.cluster !== undefined ? { cluster: o.cluster } : {}), replicated: o.replicated === true,
+        });
+        for (const w of warnings) console.error(`rrscan clickhouse init: warning: ${w}`);
+        console.log(`clickhouse init: database ${o.database} ready on ClickHouse ${version} at ${o.url}` +
+          `${o.replicated === true ? ' (replicated)' : ''}`);
       } catch (err) {
         console.error(`rrscan clickhouse init: ${err instanceof Error ? err.message : String(err)}`);
         process.exitCode = 1;

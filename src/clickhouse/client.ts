@@ -116,9 +116,19 @@ export class ClickHouse {
    * INSERT INTO `table` FORMAT RowBinary with `rows` as the body: one part,
    * however many rows. `waitForShards`: a Distributed table's INSERT returns
    * once every shard has its rows, not when they are queued to be sent.
+   *
+   * insert_deduplicate=0: a replicated table drops a block equal to one of
+   * its recent ones (replicated_deduplication_window), meant for clients
+   * that retry an INSERT. Ours do not retry, and equal blocks are real
+   * data: the same sightings seen again (a file ingested twice sums them
+   * twice, as local shards do), or two batches whose rows the materialized
+   * views aggregate into equal blocks (18.16 dedups the view's output
+   * block, not the INSERT's). It is set on the INSERT, so it holds for the
+   * views it feeds and, through a Distributed table, on every shard.
    */
   async insertRowBinary(table: string, rows: Buffer, waitForShards = false): Promise<void> {
-    await this.exec(`INSERT INTO ${table} FORMAT RowBinary`, rows, waitForShards ? { insert_distributed_sync: '1' } : {});
+    await this.exec(`INSERT INTO ${table} FORMAT RowBinary`, rows,
+      { insert_deduplicate: '0', ...(waitForShards ? { insert_distributed_sync: '1' } : {}) });
   }
 
   /** The server's version, e.g. "18.16.1". */
@@ -145,8 +155,12 @@ export class ClickHouse {
       else h.end();
     };
     // readonly=2: a search may change its own settings and nothing else, whatever its text says
-    // (literal.ts is the first defence; this is the second).
-    const req = this.request({ query_id: queryId, max_execution_time: String(maxSeconds), readonly: '2' }, (r) => {
+    // (literal.ts is the first defence; this is the second). skip_unavailable_shards=0 whatever the
+    // server's profile says: through a Distributed table, a shard none of whose replicas answers must
+    // fail the search, not leave its rows out.
+    const req = this.request({
+      query_id: queryId, max_execution_time: String(maxSeconds), readonly: '2', skip_unavailable_shards: '0',
+    }, (r) => {
       res = r;
       r.setTimeout(0);
       r.setEncoding('utf8');

@@ -12,8 +12,11 @@
 // a merge has run yet. First times are aggregated with min() over
 // NONE_TIME in place of 0 ("never seen that way", which loses to any time):
 // minNonZero in SQL, mapped back to 0 by firstTimeSql().
+//
+// With --replicated the aggregating tables are ReplicatedAggregatingMergeTree
+// (schema.md, Replicas); everything else is the same.
 
-import type { ClickHouse } from './client.js';
+import { errorCode, type ClickHouse } from './client.js';
 import { ClickHouseError } from '../errors/catalogue.js';
 import { sqlIdentifier, sqlString } from './literal.js';
 
@@ -35,6 +38,12 @@ export interface SchemaTarget {
    * Run init on every node. (ON CLUSTER would need ZooKeeper on 18.16.)
    */
   cluster?: string;
+  /**
+   * The aggregating tables are ReplicatedAggregatingMergeTree, replicated
+   * through the server's ZooKeeper among the servers whose <macros> name the
+   * same shard (each naming its own replica). Run init on every replica.
+   */
+  replicated?: boolean;
 }
 
 /** Fully qualified names of the tables a search reads, or an ingest writes. */
@@ -160,6 +169,20 @@ const AGGREGATES: Aggregate[] = [
   },
 ];
 
+const ENGINE = 'AggregatingMergeTree';
+const REPLICATED_ENGINE = `Replicated${ENGINE}`;
+
+/**
+ * The engine of an aggregating table. Replicated: its replicas meet at a
+ * ZooKeeper path per shard, database and table ({shard} from the server's
+ * macros; 18.16 has no {database} or {table} macro, so those are inlined),
+ * each under its {replica} macro.
+ */
+function engine(t: SchemaTarget, table: string, base = ENGINE): string {
+  if (t.replicated !== true) return `${base}()`;
+  return `Replicated${base}(${sqlString(`/clickhouse/tables/{shard}/${t.database}/${table}`)}, '{replica}')`;
+}
+
 /** The statements of `rrscan clickhouse init`, in the order they must run. */
 export function schemaStatements(t: SchemaTarget): string[] {
   const db = sqlIdentifier(t.database);
@@ -168,7 +191,7 @@ export function schemaStatements(t: SchemaTarget): string[] {
     const inputCols = INPUT_COLUMNS[a.input].map(([n, type]) => `${n} ${type}`).join(', ');
     out.push(`CREATE TABLE IF NOT EXISTS ${db}.${a.input} (${inputCols}) ENGINE = Null`);
     out.push(`CREATE TABLE IF NOT EXISTS ${db}.${a.table} (${[...a.columns, ...a.states].join(', ')}) ` +
-      `ENGINE = AggregatingMergeTree() ORDER BY (${a.orderBy})`);
+      `ENGINE = ${engine(t, a.table)} ORDER BY (${a.orderBy})`);
     out.push(`CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.${a.table}_mv TO ${db}.${a.table} ` +
       `AS SELECT ${a.select} FROM ${db}.${a.input} GROUP BY ${a.groupBy}`);
     if (t.cluster === undefined) continue;
@@ -188,11 +211,12 @@ export const LEDGER_TABLE = 'ingest_ledger';
  * The input ledger (schema.md "Input ledger"). With a cluster, a Distributed
  * table over every shard's ledger, rows placed by the digest: a file's rows
  * all live on one shard and every node reads the one truth through it.
+ * Replicated like the data: a read may go to any replica of the shard.
  */
 function ledgerStatements(t: SchemaTarget): string[] {
   const db = sqlIdentifier(t.database);
   const out = [`CREATE TABLE IF NOT EXISTS ${db}.${LEDGER_TABLE} (sha256 String, run String, state UInt8, name String, ` +
-    'bytes UInt64, at UInt64) ENGINE = MergeTree() ORDER BY (sha256, run, state)'];
+    `bytes UInt64, at UInt64) ENGINE = ${engine(t, LEDGER_TABLE, 'MergeTree')} ORDER BY (sha256, run, state)`];
   if (t.cluster !== undefined) {
     out.push(`CREATE TABLE IF NOT EXISTS ${db}.${LEDGER_TABLE}${DISTRIBUTED_SUFFIX} AS ${db}.${LEDGER_TABLE} ` +
       `ENGINE = Distributed(${sqlIdentifier(t.cluster)}, ${db}, ${LEDGER_TABLE}, cityHash64(sha256))`);
@@ -200,9 +224,100 @@ function ledgerStatements(t: SchemaTarget): string[] {
   return out;
 }
 
-/** Creates whatever of the schema is missing (every statement is IF NOT EXISTS); returns the server's version. */
-export async function initSchema(ch: ClickHouse, t: SchemaTarget): Promise<string> {
+/** What init did: the server's version, and what it could not check (for the operator to make sure of). */
+export interface InitResult {
+  version: string;
+  warnings: string[];
+}
+
+/**
+ * Creates whatever of the schema is missing (every statement is IF NOT
+ * EXISTS). First checks, with `replicated`, that the server can hold
+ * replicated tables, and always that tables an earlier init made have the
+ * engine asked for (IF NOT EXISTS would keep them as they are).
+ */
+export async function initSchema(ch: ClickHouse, t: SchemaTarget): Promise<InitResult> {
   const version = await ch.version();
+  const warnings = t.replicated === true ? await checkReplication(ch, t, version) : [];
+  await checkEngines(ch, t);
   for (const sql of schemaStatements(t)) await ch.exec(sql);
-  return version;
+  return { version, warnings };
+}
+
+/** ClickHouse's code for a table it does not know: system.zookeeper exists only when <zookeeper> is configured. */
+const UNKNOWN_TABLE_CODE = 60;
+const FIX_SEE = '(src/clickhouse/schema.md, Clusters)';
+
+/**
+ * Whether the server can hold replicated tables: a ZooKeeper it reaches,
+ * the shard and replica macros the tables' paths use, and, with a cluster,
+ * internal_replication on every shard that has replicas. Throws, naming the
+ * fix; answers what it could not see (18.16's system.clusters does not show
+ * internal_replication).
+ */
+async function checkReplication(ch: ClickHouse, t: SchemaTarget, version: string): Promise<string[]> {
+  const where = `ClickHouse at ${ch.url}`;
+  try {
+    await ch.exec("SELECT count() FROM system.zookeeper WHERE path = '/'");
+  } catch (err) {
+    const text = (err as Error).message;
+    if (errorCode(text) === UNKNOWN_TABLE_CODE) {
+      throw new ClickHouseError(`--replicated: ${where} has no ZooKeeper, which replicated tables need: add a <zookeeper> ` +
+        `section naming your ZooKeeper servers to its config.xml and restart it ${FIX_SEE}`);
+    }
+    throw new ClickHouseError(`--replicated: ${where} cannot reach its ZooKeeper: ${text}`);
+  }
+  const macros = new Set((await ch.exec('SELECT * FROM system.macros FORMAT TabSeparated')).split('\n').map((l) => l.split('\t')[0]));
+  const missing = ['shard', 'replica'].filter((m) => !macros.has(m));
+  if (missing.length > 0) {
+    throw new ClickHouseError(`--replicated: ${where} has no ${missing.join(' and ')} macro, which the replicated tables' ` +
+      'ZooKeeper paths use: add <macros><shard>SHARD</shard><replica>REPLICA</replica></macros> to its config.xml ' +
+      `(the same shard on every replica of a shard, a replica name of its own on each) and restart it ${FIX_SEE}`);
+  }
+  return t.cluster === undefined ? [] : checkInternalReplication(ch, t.cluster, version);
+}
+
+/**
+ * A Distributed table over replicated shards must write each block to ONE
+ * replica and let replication copy it (internal_replication): written to
+ * every replica as well, it would be counted once per replica, since ingest
+ * turns deduplication off (client.ts insertRowBinary).
+ */
+async function checkInternalReplication(ch: ClickHouse, cluster: string, version: string): Promise<string[]> {
+  const rows = (await ch.exec(`SELECT * FROM system.clusters WHERE cluster = ${sqlString(cluster)} FORMAT JSONEachRow`))
+    .split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as { shard_num: number; internal_replication?: number })
+    .map((r) => ({
+      shard: Number(r.shard_num), internal: r.internal_replication === undefined ? undefined : Number(r.internal_replication),
+    }));
+  if (rows.length === 0) {
+    throw new ClickHouseError(`--cluster ${cluster}: ClickHouse at ${ch.url} has no such cluster in its remote_servers ${FIX_SEE}`);
+  }
+  const replicas = new Map<number, number>();
+  for (const r of rows) replicas.set(r.shard, (replicas.get(r.shard) ?? 0) + 1);
+  const several = rows.filter((r) => replicas.get(r.shard)! > 1);
+  if (several.length === 0) return [];
+  const fix = `<internal_replication>true</internal_replication> in each <shard> of cluster ${cluster} in remote_servers`;
+  if (several[0]!.internal === undefined) {
+    return [`ClickHouse ${version} does not show internal_replication (system.clusters), so init cannot check it: ` +
+      `set ${fix}, or every row is counted once per replica ${FIX_SEE}`];
+  }
+  const off = [...new Set(several.filter((r) => r.internal === 0).map((r) => r.shard))];
+  if (off.length > 0) {
+    throw new ClickHouseError(`--cluster ${cluster}: shard ${off.join(', ')} has replicas but no internal_replication, so a ` +
+      `Distributed INSERT would write every replica and replication would copy it again: set ${fix} ${FIX_SEE}`);
+  }
+  return [];
+}
+
+/** Fails when an aggregating table exists with the other engine than asked for (made by an earlier init). */
+async function checkEngines(ch: ClickHouse, t: SchemaTarget): Promise<void> {
+  const want = t.replicated === true ? REPLICATED_ENGINE : ENGINE;
+  const names = AGGREGATES.map((a) => sqlString(a.table)).join(', ');
+  const rows = (await ch.exec(`SELECT name, engine FROM system.tables WHERE database = ${sqlString(t.database)} ` +
+    `AND name IN (${names}) ORDER BY name FORMAT TabSeparated`)).split('\n').filter((l) => l !== '').map((l) => l.split('\t'));
+  const wrong = rows.filter(([, e]) => e !== want).map(([n, e]) => `${n} (${e})`);
+  if (wrong.length > 0) {
+    throw new ClickHouseError(`database ${t.database} already has ${wrong.join(', ')}, not ${want}: an earlier init made them ` +
+      `${t.replicated === true ? 'without' : 'with'} --replicated; use another --database, or drop these tables first ${FIX_SEE}`);
+  }
 }

@@ -267,6 +267,8 @@ export const LIMITS = Object.freeze({
   groupRestartWindowMs: 60_000,
   /** A member still running this long after SIGTERM (its streams had their terminators long before) is killed. */
   groupStopTimeoutMs: 30_000,
+  /** A member's answer to its supervisor's scrape (serve --processes N --metrics-port P); later, the scrape says it is missing. */
+  groupScrapeTimeoutMs: 2_000,
   /** A member that does not listen within this long after it was forked is a failed start. */
   groupStartTimeoutMs: 120_000,
 

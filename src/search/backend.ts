@@ -40,5 +40,11 @@ export interface SearchBackend {
   planLookup(q: LookupQuery, eff: Effective): LookupPlan;
   /** What to log about the data at start-up and on reload. */
   describe(): Record<string, unknown>;
+  /**
+   * Why searches cannot be answered now (no shards; the data tier not
+   * answering), or undefined: the server's /readyz. Cheap, and bounded by
+   * LIMITS.clickhouseConnectTimeoutMs where it asks another server.
+   */
+  notReady(): Promise<string | undefined>;
   close(): Promise<void>;
 }

@@ -33,6 +33,7 @@ import { Exchange, type AdmissionStage } from './exchange.js';
 import { log } from './log.js';
 import { metricsRegistry } from './metrics.js';
 import { startMetricsListener, type MetricsListener, type ReadinessCheck } from './metrics-listener.js';
+import { answerScrapes } from './process-group.js';
 import { openApiText } from './openapi.js';
 import { acceptsNdjson, route, type Route } from './router.js';
 import { SafWriter } from './saf-writer.js';
@@ -58,8 +59,12 @@ export interface ServerOptions {
   searchTimeoutMs?: number;
   /** Where keys and their usage live (default: the data directory's SQLite store). */
   keyStore?: KeyStoreConfig;
-  /** The metrics and health listener (metrics-listener.ts); none when absent. */
-  metrics?: { host: string; port: number };
+  /**
+   * The metrics and health listener (metrics-listener.ts); none when absent.
+   * 'supervisor': this is a member of --processes N, whose supervisor serves
+   * the group's listener and asks each member over IPC (process-group.ts).
+   */
+  metrics?: { host: string; port: number } | 'supervisor';
   /** Answer searches from ClickHouse instead of the data directory's shards (serve --clickhouse-url). */
   clickhouse?: { url: string; database: string };
 }
@@ -257,20 +262,19 @@ class FrontEnd {
 }
 
 /**
- * /readyz: why this server cannot serve now (shutting down, no shards, the
- * key store not answering), or undefined. Probes of the key store do not
- * pile up: checks that come while one is out share its answer.
+ * /readyz: why this server cannot serve now (shutting down, the data
+ * backend's reason, the key store not answering), or undefined. Probes do
+ * not pile up: checks that come while one is out share its answer.
  */
 function readiness(front: FrontEnd, backend: SearchBackend, gate: AccessGate): ReadinessCheck {
   let probing: Promise<string | undefined> | undefined;
+  const keyStore = (): Promise<string | undefined> => gate.probe().then(() => undefined, (err: unknown) => {
+    log.warn({ err }, 'readiness: the key store did not answer');
+    return 'key store unreachable';
+  });
   return () => {
     if (front.closing) return Promise.resolve('shutting down');
-    // ClickHouse is not probed here: a search it cannot answer ends `failed`, which the metrics count.
-    if (backend instanceof LocalBackend && backend.stats().shards.shards === 0) return Promise.resolve('no shards mapped');
-    probing ??= gate.probe().then(() => undefined, (err: unknown) => {
-      log.warn({ err }, 'readiness: the key store did not answer');
-      return 'key store unreachable';
-    }).finally(() => {
+    probing ??= Promise.all([backend.notReady(), keyStore()]).then(([data, keys]) => data ?? keys).finally(() => {
       probing = undefined;
     });
     return probing;
@@ -347,11 +351,15 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const sock = await listen(createApp(opts, front, loadConsole()), opts.host, opts.port);
   let metrics: MetricsListener | undefined;
   try {
-    if (opts.metrics !== undefined) metrics = await startMetricsListener(opts.metrics.host, opts.metrics.port, metricsRegistry({
+    const registry = () => metricsRegistry({
       serving: front.stats, refusals: gate.refusals, backend: backend instanceof LocalBackend ? () => backend.stats() : undefined,
       openStreams: () => front.streams.count,
       frontEndTurns: turnsTaken,
-    }), readiness(front, backend, gate));
+    });
+    if (opts.metrics === 'supervisor') answerScrapes(registry(), readiness(front, backend, gate));
+    else if (opts.metrics !== undefined) {
+      metrics = await startMetricsListener(opts.metrics.host, opts.metrics.port, registry(), readiness(front, backend, gate));
+    }
   } catch (err) {
     uws.us_listen_socket_close(sock);
     await backend.close();

@@ -5,7 +5,8 @@
 //
 //   GET /metrics  the registry of metrics.ts, Prometheus text format
 //   GET /healthz  200 "ok": the process is up and its event loop turns
-//   GET /readyz   200 "ready" when it can serve: shards are mapped and the
+//   GET /readyz   200 "ready" when it can serve: the data backend is ready
+//                 (shards mapped, or every ClickHouse shard answers) and the
 //                 key store answers; otherwise 503 "not ready: REASON"
 // Anything else: 404 "not found". Plain HTTP always: it is meant for a
 // loopback address or a private network, not for partners.
@@ -16,6 +17,9 @@ import { uws, type HttpResponse, type us_listen_socket } from './uws.js';
 
 /** Resolves with why the server cannot serve now, or undefined when it can. */
 export type ReadinessCheck = () => Promise<string | undefined>;
+
+/** What /metrics prints: a prom-client registry, or the supervisor's aggregate of its members' (process-group.ts). */
+export type MetricsText = Pick<Registry, 'contentType' | 'metrics'>;
 
 export interface MetricsListener {
   readonly port: number;
@@ -48,7 +52,7 @@ function later(res: HttpResponse, answer: () => Promise<[string, string, string]
   );
 }
 
-export async function startMetricsListener(host: string, port: number, registry: Registry,
+export async function startMetricsListener(host: string, port: number, registry: MetricsText,
   ready: ReadinessCheck): Promise<MetricsListener> {
   const app = uws.App();
   const never = () => false;

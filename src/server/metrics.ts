@@ -17,7 +17,7 @@
 // Scraping walks a few hundred numbers and the shard list: well under a
 // millisecond of the serving thread.
 
-import { Counter, Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics, type Aggregator, type Metric } from 'prom-client';
 import type { QuotaRefusals } from '../auth/access-gate.js';
 import type { LocalBackendStats } from '../search/local/local-backend.js';
 import {
@@ -53,10 +53,16 @@ export function counter(registry: Registry, name: string, help: string, labelNam
   });
 }
 
-/** A gauge that reads its values at scrape time. */
-export function gauge(registry: Registry, name: string, help: string, labelNames: readonly string[], read: () => Series): void {
+/**
+ * A gauge that reads its values at scrape time. `aggregator`: how the
+ * supervisor of --processes N combines its members' values (process-group.ts):
+ * summed, unless every member sees the same thing (the shards) or the
+ * freshest one counts.
+ */
+export function gauge(registry: Registry, name: string, help: string, labelNames: readonly string[], read: () => Series,
+  aggregator: Aggregator = 'sum'): void {
   new Gauge({
-    name, help, labelNames, registers: [registry],
+    name, help, labelNames, registers: [registry], aggregator,
     collect() {
       this.reset();
       for (const [labels, v] of read()) this.set(labels, v);
@@ -174,16 +180,16 @@ function backendMetrics(registry: Registry, backend: () => LocalBackendStats): v
     () => one(pool().heldSeconds));
   counter(registry, 'rrscan_scan_worker_credit_wait_seconds_total',
     'Of the busy time, time tasks waited for their stream to take batches (slow readers)', [], () => one(pool().creditWaitSeconds));
-  gauge(registry, 'rrscan_shards', 'Shards in the current manifest', [], () => one(shards().shards));
-  gauge(registry, 'rrscan_shard_generation', 'Generation of the manifest being served', [], () => one(shards().generation));
+  gauge(registry, 'rrscan_shards', 'Shards in the current manifest', [], () => one(shards().shards), 'max');
+  gauge(registry, 'rrscan_shard_generation', 'Generation of the manifest being served', [], () => one(shards().generation), 'max');
   gauge(registry, 'rrscan_shard_mapped_bytes', 'Bytes of shard files mapped, including shards a search holds after a reload', [],
     () => one(shards().mappedBytes));
   counter(registry, 'rrscan_shard_reloads_total', 'Manifest reloads that installed a new generation', [], () => one(shards().reloads));
   counter(registry, 'rrscan_shard_reload_failures_total', 'Manifest reloads that failed (the previous shards kept serving)', [],
     () => one(shards().reloadFailures));
   gauge(registry, 'rrscan_data_newest_observation_timestamp_seconds',
-    'Newest time_last of the data served (epoch seconds; 0 with no shards)', [], () => one(shards().newestObservation ?? 0));
+    'Newest time_last of the data served (epoch seconds; 0 with no shards)', [], () => one(shards().newestObservation ?? 0), 'max');
   gauge(registry, 'rrscan_data_newest_observation_age_seconds',
     'Seconds since the newest time_last of the data served (since the epoch with no shards)', [],
-    () => one(Date.now() / 1000 - (shards().newestObservation ?? 0)));
+    () => one(Date.now() / 1000 - (shards().newestObservation ?? 0)), 'min');
 }

@@ -16,12 +16,21 @@
 // Members ignore SIGINT (Ctrl-C reaches every process of the terminal's
 // process group; the supervisor decides) and stop by themselves when the
 // supervisor is gone, so a killed supervisor leaves no front end behind.
+//
+// With --metrics-port the supervisor serves the group's one metrics
+// listener: a scrape asks every member over IPC for its registry (as JSON)
+// and its readiness, and prom-client's AggregatorRegistry adds them up
+// (metrics.ts says which gauges take the largest or smallest instead). The
+// group is ready when every member is running and ready.
 
 import cluster, { type Worker } from 'node:cluster';
 import { availableParallelism } from 'node:os';
+import { AggregatorRegistry, Registry } from 'prom-client';
 import { LIMITS } from '../config/limits.js';
 import { log } from './log.js';
 import { freePort } from '../lib/free-port.js';
+import { counter, gauge, one } from './metrics.js';
+import { startMetricsListener, type MetricsListener, type ReadinessCheck } from './metrics-listener.js';
 
 const MEMBER_ENV = 'RRSCAN_GROUP_MEMBER';
 const PORT_ENV = 'RRSCAN_GROUP_PORT';
@@ -44,6 +53,32 @@ function isListening(m: unknown): m is ListeningMessage {
     typeof (m as ListeningMessage).url === 'string';
 }
 
+/** The supervisor asks a member for its metrics (as prom-client JSON) and readiness, or readiness alone. */
+interface ScrapeRequest {
+  kind: 'scrape';
+  id: number;
+  metrics: boolean;
+}
+
+interface ScrapeReply {
+  kind: 'scraped';
+  id: number;
+  metrics: object[];
+  notReady: string | null;
+}
+
+function isScrapeRequest(m: unknown): m is ScrapeRequest {
+  return typeof m === 'object' && m !== null && (m as ScrapeRequest).kind === 'scrape' && typeof (m as ScrapeRequest).id === 'number';
+}
+
+function isScrapeReply(m: unknown): m is ScrapeReply {
+  return typeof m === 'object' && m !== null && (m as ScrapeReply).kind === 'scraped' && typeof (m as ScrapeReply).id === 'number' &&
+    Array.isArray((m as ScrapeReply).metrics);
+}
+
+/** A member's part of a group scrape: its reply, or why there is none. */
+type MemberScrape = ScrapeReply | { missing: string };
+
 // Every log line of a member says which one it is.
 if (cluster.isWorker) log.setBindings({ member: Number(process.env[MEMBER_ENV]), pid: process.pid });
 
@@ -51,6 +86,17 @@ if (cluster.isWorker) log.setBindings({ member: Number(process.env[MEMBER_ENV]),
 export function membership(): Membership | undefined {
   if (!cluster.isWorker) return undefined;
   return { index: Number(process.env[MEMBER_ENV]), port: Number(process.env[PORT_ENV]) };
+}
+
+/** In a member of a group with --metrics-port: answers the supervisor's scrapes from this process's registry. */
+export function answerScrapes(registry: Registry, ready: ReadinessCheck): void {
+  process.on('message', (m: unknown) => {
+    if (!isScrapeRequest(m)) return;
+    Promise.all([m.metrics ? registry.getMetricsAsJSON() : [], ready()]).then(
+      ([metrics, notReady]) => process.send?.({ kind: 'scraped', id: m.id, metrics, notReady: notReady ?? null } satisfies ScrapeReply),
+      (err: unknown) => log.error({ err }, 'metrics for the supervisor failed'),
+    );
+  });
 }
 
 /** Scan threads per member when the operator gives no --workers: the machine's cores, shared. */
@@ -77,12 +123,19 @@ export interface GroupOptions {
 
 export class ProcessGroup {
   private readonly members: (Worker | undefined)[];
+  /** Members that have said they listen (a restarted one is not ready before). */
+  private readonly listening: boolean[];
   private readonly deaths: number[] = [];
   private stopping: Promise<number> | undefined;
   private exitCode = 0;
+  private restarts = 0;
+  private scrapes = 0;
+  /** Scrapes waiting for a member's reply, by request id. */
+  private readonly pending = new Map<number, { member: number; done: (r: MemberScrape) => void }>();
 
   private constructor(processes: number, private readonly port: number) {
     this.members = new Array<Worker | undefined>(processes).fill(undefined);
+    this.listening = new Array<boolean>(processes).fill(false);
   }
 
   /** Starts every member; resolves with the group's URL once all of them listen. */
@@ -109,8 +162,10 @@ export class ProcessGroup {
       const timer = setTimeout(() => reject(new Error(`front-end process ${index} did not listen within ` +
         `${LIMITS.groupStartTimeoutMs / 1000} s`)), LIMITS.groupStartTimeoutMs);
       worker.on('message', (m: unknown) => {
+        if (isScrapeReply(m)) return this.pending.get(m.id)?.done(m);
         if (!isListening(m)) return;
         clearTimeout(timer);
+        this.listening[index] = true;
         resolve(m.url);
       });
       worker.once('exit', (code, signal) => {
@@ -121,7 +176,11 @@ export class ProcessGroup {
   }
 
   private onExit(index: number, worker: Worker, code: number | null, signal: string | null): void {
-    if (this.members[index] === worker) this.members[index] = undefined;
+    if (this.members[index] === worker) {
+      this.members[index] = undefined;
+      this.listening[index] = false;
+      for (const p of this.pending.values()) if (p.member === index) p.done({ missing: `member ${index} is not running` });
+    }
     if (this.stopping !== undefined) {
       if (code !== 0) this.exitCode = 1;
       return;
@@ -136,10 +195,53 @@ export class ProcessGroup {
       return;
     }
     log.error({ member: index, pid: worker.process.pid, code, signal }, 'front-end process died; starting it again');
+    this.restarts++;
     setTimeout(() => {
       if (this.stopping !== undefined) return;
       this.fork(index).catch((err: unknown) => log.error({ member: index, err: String(err) }, 'front-end process did not restart'));
     }, LIMITS.groupRestartDelayMs);
+  }
+
+  /** Asks every member for its readiness, and its metrics when `metrics`; a member not running or not answering says so. */
+  scrape(metrics: boolean): Promise<MemberScrape[]> {
+    return Promise.all(this.members.map((worker, i) => {
+      if (worker === undefined || !this.listening[i]) return { missing: `member ${i} is not running` };
+      const id = ++this.scrapes;
+      return new Promise<MemberScrape>((resolve) => {
+        const done = (r: MemberScrape): void => {
+          clearTimeout(timer);
+          this.pending.delete(id);
+          resolve(r);
+        };
+        const timer = setTimeout(() => done({ missing: `member ${i} did not answer within ${LIMITS.groupScrapeTimeoutMs} ms` }),
+          LIMITS.groupScrapeTimeoutMs);
+        this.pending.set(id, { member: i, done });
+        worker.send({ kind: 'scrape', id, metrics } satisfies ScrapeRequest, (err: Error | null) => {
+          if (err) done({ missing: `member ${i}: ${err.message}` });
+        });
+      });
+    }));
+  }
+
+  /** The group's metrics: its members' added up, and its own (members running, restarts). */
+  async metrics(): Promise<string> {
+    const replies = await this.scrape(true);
+    const answered = replies.flatMap((r) => ('missing' in r ? [] : [r.metrics]));
+    const registry = AggregatorRegistry.aggregate<typeof Registry.PROMETHEUS_CONTENT_TYPE>(answered);
+    gauge(registry, 'rrscan_group_members_running', 'Front-end processes of the group running and listening', [],
+      () => one(answered.length));
+    counter(registry, 'rrscan_group_member_restarts_total', 'Front-end processes the supervisor started again after they died', [],
+      () => one(this.restarts));
+    return registry.metrics();
+  }
+
+  /** Why the group cannot serve: the first member not running or not ready, or undefined. */
+  async notReady(): Promise<string | undefined> {
+    for (const r of await this.scrape(false)) {
+      if ('missing' in r) return r.missing;
+      if (r.notReady !== null) return r.notReady;
+    }
+    return undefined;
   }
 
   /** SIGTERM to every member, SIGKILL to one still there after groupStopTimeoutMs; resolves with the exit code. */
@@ -160,4 +262,10 @@ function stopMember(worker: Worker): Promise<void> {
     });
     worker.process.kill('SIGTERM');
   });
+}
+
+/** The supervisor's metrics listener: /metrics and /readyz for the whole group. */
+export function startGroupMetrics(group: ProcessGroup, host: string, port: number): Promise<MetricsListener> {
+  return startMetricsListener(host, port, { contentType: Registry.PROMETHEUS_CONTENT_TYPE, metrics: () => group.metrics() },
+    () => group.notReady());
 }

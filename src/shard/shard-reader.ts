@@ -200,12 +200,6 @@ export class ShardReader {
       }
       return;
     }
-    if (m.mode === 'exact') {
-      // The common lookup: one binary search, no nested walk.
-      const o = findExact(this.owners, reverseName(m.name));
-      if (o >= 0) yield [o, blobRecord(this.owners, o)];
-      return;
-    }
     yield* reversedMatches(this.owners, m);
   }
 
@@ -339,6 +333,7 @@ export class ShardReader {
 /** Records of a reversed-name blob matching an exact or left-hand name match, with their text. */
 function* reversedMatches(b: BlobColumns, m: NameMatch): Generator<readonly [number, string]> {
   if (m.mode === 'exact') {
+    // The common lookup: one binary search, no walk.
     const k = findExact(b, reverseName(m.name));
     if (k >= 0) yield [k, blobRecord(b, k)];
     return;

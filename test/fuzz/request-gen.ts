@@ -52,6 +52,7 @@ const NEVER_PLANNED: SearchBackend = {
   planFlex: () => { throw new Error('parse asked the backend to plan'); },
   planLookup: () => { throw new Error('parse asked the backend to plan'); },
   describe: () => ({}),
+  notReady: () => { throw new Error('parse asked the backend whether it is ready'); },
   close: async () => undefined,
 };
 

@@ -4,8 +4,9 @@
 // Nothing is mocked: the tests talk to a real server over HTTP.
 //
 // Contract: startClickHouse() resolves once GET /ping answers "Ok.";
-// close() kills the server by its PID, waits for it to exit and deletes the
-// directory. Tests that need it use describe.skipIf(!HAVE_CLICKHOUSE) and
+// stop() kills the server by its PID (SIGKILL) and waits for it to exit,
+// start() runs it again on the same ports and directory, close() stops it
+// and deletes the directory. Tests that need it use describe.skipIf(!HAVE_CLICKHOUSE) and
 // print CLICKHOUSE_SKIP_REASON when it is missing.
 
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -34,6 +35,11 @@ export interface ClickHouseServer {
   errors(): string;
   /** Resident memory of the server process in KiB (from /proc), 0 when it is not running. */
   rssKiB(): number;
+  /** Kills the server by PID with SIGKILL (no shutdown of its own) and waits until it has exited. */
+  stop(): Promise<void>;
+  /** Starts it again on the same ports and directory; resolves once it answers /ping. */
+  start(): Promise<void>;
+  /** Stops it and deletes its directory. */
   close(): Promise<void>;
 }
 
@@ -46,10 +52,31 @@ async function pings(url: string): Promise<boolean> {
   }
 }
 
-/** remote_servers for a cluster of one-replica shards on loopback, at these native (TCP) ports. */
-function remoteServers(cluster: string, tcpPorts: readonly number[]): string {
-  const shards = tcpPorts.map((p) => `<shard><replica><host>127.0.0.1</host><port>${p}</port></replica></shard>`).join('');
-  return `<remote_servers><${cluster}>${shards}</${cluster}></remote_servers>`;
+/**
+ * remote_servers for a cluster on loopback: one shard per entry, its
+ * replicas at these native (TCP) ports. internal_replication: an INSERT
+ * through a Distributed table goes to one replica of each shard and the
+ * replicated tables copy it to the others (schema.md, Clusters).
+ */
+function remoteServers(cluster: string, shards: readonly (readonly number[])[], internalReplication = false): string {
+  const xml = shards.map((ports) => `<shard>${internalReplication ? '<internal_replication>true</internal_replication>' : ''}` +
+    ports.map((p) => `<replica><host>127.0.0.1</host><port>${p}</port></replica>`).join('') + '</shard>').join('');
+  return `<remote_servers><${cluster}>${xml}</${cluster}></remote_servers>`;
+}
+
+/**
+ * Timeout of a ClickHouse server's ZooKeeper session: a replica killed with
+ * -9 keeps its `is_active` znode this long, and when it starts again it
+ * waits for that to expire before it takes part. Short for the tests, not
+ * so short that a busy 2-core machine loses sessions (heartbeats go every
+ * third of it).
+ */
+const ZOOKEEPER_SESSION_MS = 3_000;
+
+/** The <zookeeper> section of config.xml for a ZooKeeper on loopback at `port`. */
+export function zookeeperConfig(port: number): string {
+  return `<zookeeper><node><host>127.0.0.1</host><port>${port}</port></node>` +
+    `<session_timeout_ms>${ZOOKEEPER_SESSION_MS}</session_timeout_ms></zookeeper>`;
 }
 
 function configXml(dir: string, http: number, tcp: number, interserver: number, extra = ''): string {
@@ -58,6 +85,7 @@ function configXml(dir: string, http: number, tcp: number, interserver: number, 
   ${extra}
   <logger><level>warning</level><log>${dir}/server.log</log><errorlog>${dir}/error.log</errorlog><console>0</console></logger>
   <listen_host>127.0.0.1</listen_host>
+  <interserver_http_host>127.0.0.1</interserver_http_host>
   <http_port>${http}</http_port>
   <tcp_port>${tcp}</tcp_port>
   <interserver_http_port>${interserver}</interserver_http_port>
@@ -93,19 +121,17 @@ interface Ports {
 
 const freePorts = async (): Promise<Ports> => ({ http: await freePort(), tcp: await freePort(), interserver: await freePort() });
 
-/** One private server; `extra` is more of config.xml (remote_servers for a cluster). */
+/** One private server; `extra` is more of config.xml (remote_servers for a cluster, zookeeper, macros). */
 export async function startClickHouse(ports?: Ports, extra = ''): Promise<ClickHouseServer> {
   if (CLICKHOUSE_SERVER === undefined) throw new Error(CLICKHOUSE_SKIP_REASON);
+  const binary = CLICKHOUSE_SERVER;
   const dir = mkdtempSync(path.join(os.tmpdir(), 'rrscan-clickhouse-'));
   const { http: httpPort, tcp, interserver } = ports ?? await freePorts();
   writeFileSync(path.join(dir, 'config.xml'), configXml(dir, httpPort, tcp, interserver, extra));
   writeFileSync(path.join(dir, 'users.xml'), USERS_XML);
   const url = `http://127.0.0.1:${httpPort}`;
   let out = '';
-  const child: ChildProcess = spawn(CLICKHOUSE_SERVER, [`--config-file=${path.join(dir, 'config.xml')}`],
-    { stdio: ['ignore', 'pipe', 'pipe'], cwd: dir });
-  child.stdout!.on('data', (d: Buffer) => { out += d.toString(); });
-  child.stderr!.on('data', (d: Buffer) => { out += d.toString(); });
+  let proc: ChildProcess | undefined;
   const errors = (): string => {
     try {
       return out + readFileSync(path.join(dir, 'error.log'), 'utf8');
@@ -113,26 +139,39 @@ export async function startClickHouse(ports?: Ports, extra = ''): Promise<ClickH
       return out;
     }
   };
-  const deadline = Date.now() + START_TIMEOUT_MS;
-  while (!(await pings(url))) {
-    if (child.exitCode !== null || Date.now() > deadline) {
-      child.kill('SIGKILL');
-      const why = errors();
-      rmSync(dir, { recursive: true, force: true });
-      throw new Error(`clickhouse-server on port ${httpPort} did not answer (exit ${String(child.exitCode)}): ${why}`);
+  const start = async (): Promise<void> => {
+    const child = spawn(binary, [`--config-file=${path.join(dir, 'config.xml')}`], { stdio: ['ignore', 'pipe', 'pipe'], cwd: dir });
+    proc = child;
+    child.stdout!.on('data', (d: Buffer) => { out += d.toString(); });
+    child.stderr!.on('data', (d: Buffer) => { out += d.toString(); });
+    const deadline = Date.now() + START_TIMEOUT_MS;
+    while (!(await pings(url))) {
+      if (child.exitCode !== null || Date.now() > deadline) {
+        child.kill('SIGKILL');
+        throw new Error(`clickhouse-server on port ${httpPort} did not answer (exit ${String(child.exitCode)}): ${errors()}`);
+      }
+      await new Promise((r) => setTimeout(r, PING_RETRY_MS));
     }
-    await new Promise((r) => setTimeout(r, PING_RETRY_MS));
-  }
+  };
   const stop = (): Promise<void> => new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    const child = proc;
+    proc = undefined;
+    if (child === undefined || child.exitCode !== null || child.signalCode !== null) return resolve();
     child.once('exit', () => resolve());
     process.kill(child.pid!, 'SIGKILL');
   });
+  try {
+    await start();
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
   return {
-    httpPort, url, dir, errors,
+    httpPort, url, dir, errors, stop, start,
     rssKiB: () => {
+      if (proc?.pid === undefined) return 0;
       try {
-        const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
+        const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${proc.pid}/status`, 'utf8'));
         return m ? Number(m[1]) : 0;
       } catch {
         return 0;
@@ -152,6 +191,25 @@ export async function startClickHouse(ports?: Ports, extra = ''): Promise<ClickH
 export async function startClickHouseCluster(name: string, shards: number): Promise<ClickHouseServer[]> {
   const ports: Ports[] = [];
   for (let i = 0; i < shards; i++) ports.push(await freePorts());
-  const extra = remoteServers(name, ports.map((p) => p.tcp));
+  const extra = remoteServers(name, ports.map((p) => [p.tcp]));
   return Promise.all(ports.map((p) => startClickHouse(p, extra)));
+}
+
+/**
+ * `shards` x `replicas` private servers that each know cluster `name` (one
+ * shard per row, internal_replication on), share the ZooKeeper at
+ * `zookeeperPort`, and carry the macros the replicated tables' paths use:
+ * shard `s<i>`, replica `r<j>` (1-based). Answer [shard][replica].
+ */
+export async function startReplicatedCluster(name: string, shards: number, replicas: number,
+  zookeeperPort: number): Promise<ClickHouseServer[][]> {
+  const ports: Ports[][] = [];
+  for (let s = 0; s < shards; s++) {
+    const row: Ports[] = [];
+    for (let r = 0; r < replicas; r++) row.push(await freePorts());
+    ports.push(row);
+  }
+  const cluster = remoteServers(name, ports.map((row) => row.map((p) => p.tcp)), true) + zookeeperConfig(zookeeperPort);
+  return Promise.all(ports.map((row, s) => Promise.all(row.map((p, r) =>
+    startClickHouse(p, `${cluster}<macros><shard>s${s + 1}</shard><replica>r${r + 1}</replica></macros>`)))));
 }

@@ -281,3 +281,26 @@ export async function stalledGet(port: number, p: string, key: string): Promise<
   await new Promise<void>((resolve) => sock.once('readable', resolve));
   return sock;
 }
+
+/** The service log's JSON lines so far. */
+export function logLines(server: Server): Record<string, unknown>[] {
+  return server.stderr().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+/** Requests answered by each member, from the request log. */
+export function requestsByMember(server: Server): Map<number, number> {
+  const counts = new Map<number, number>();
+  for (const l of logLines(server)) {
+    if (l['msg'] === 'request') counts.set(l['member'] as number, (counts.get(l['member'] as number) ?? 0) + 1);
+  }
+  return counts;
+}
+
+/** The pid of each member slot, the latest start winning. */
+export function memberPids(server: Server): Map<number, number> {
+  const pids = new Map<number, number>();
+  for (const l of logLines(server)) {
+    if (l['msg'] === 'front-end process started') pids.set(l['member'] as number, l['pid'] as number);
+  }
+  return pids;
+}

@@ -1,13 +1,13 @@
 // The ClickHouse tier as a cluster: two private servers as two shards of
 // cluster rrscan_test, `clickhouse init --cluster` on each (their own tables
 // plus Distributed ones over both), one ingest through the first, and two
-// `rrscan serve` front ends, one on each server. Generated flexible and
-// standard searches get byte for byte the local shards' answers from both
-// front ends, the rows are really spread over both shards, and a shard that
-// is down fails searches with an in-stream `failed`, never a partial answer.
+// `rrscan serve` front ends, one on each server, the second a group of two
+// processes (`--processes 2`). Generated flexible and standard searches get
+// byte for byte the local shards' answers from both front ends and both
+// members of the group, the rows are really spread over both shards, and a
+// shard that is down fails searches with an in-stream `failed`, never a
+// partial answer.
 
-import { writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClickHouse } from '../../src/clickhouse/client.js';
 import { differentialData, flexPaths, lookupPaths } from '../fixtures/differential-dataset.js';
@@ -15,7 +15,10 @@ import { FLEX_FIXTURE } from '../fixtures/flex-dataset.js';
 import {
   CLICKHOUSE_SKIP_REASON, HAVE_CLICKHOUSE, startClickHouseCluster, type ClickHouseServer,
 } from '../helpers/clickhouse-server.js';
-import { addKey, begin, body, cli, get, removeDir, startServer, tempDir, type Server } from '../helpers/rrscan.js';
+import { ndjsonFilesBeside } from '../helpers/differential.js';
+import {
+  addKey, begin, body, cli, get, removeDir, requestsByMember, startServer, tempDir, type Server,
+} from '../helpers/rrscan.js';
 
 if (!HAVE_CLICKHOUSE) console.warn(CLICKHOUSE_SKIP_REASON);
 
@@ -41,18 +44,18 @@ describe.skipIf(!HAVE_CLICKHOUSE)('a ClickHouse cluster of two shards answers as
   beforeAll(async () => {
     nodes = await startClickHouseCluster(CLUSTER, 2);
     dir = tempDir();
-    files = [...data.files, FLEX_FIXTURE].map((objs, i) => {
-      const file = path.join(dir, '..', `${path.basename(dir)}-${i}.ndjson`);
-      writeFileSync(file, objs.map((o) => JSON.stringify(o)).join('\n') + '\n');
-      return file;
-    });
+    files = ndjsonFilesBeside(dir, [...data.files, FLEX_FIXTURE]);
     for (const n of nodes) ok(['clickhouse', 'init', '--url', n.url, '--cluster', CLUSTER]);
     for (const f of files) {
       ok(['ingest', '--data', dir, f]);
       ok(['ingest', '--clickhouse-url', nodes[0]!.url, f]);
     }
     key = addKey(dir, ['--unlimited']);
-    [local, ...fronts] = await Promise.all([startServer(dir), ...nodes.map((n) => startServer(dir, ['--clickhouse-url', n.url]))]);
+    [local, ...fronts] = await Promise.all([
+      startServer(dir),
+      startServer(dir, ['--clickhouse-url', nodes[0]!.url, '--metrics-port', '0']),
+      startServer(dir, ['--clickhouse-url', nodes[1]!.url, '--processes', '2', '--workers', '1'], { RRSCAN_LOG_LEVEL: 'info' }),
+    ]);
   }, 120_000);
 
   afterAll(async () => {
@@ -83,6 +86,9 @@ describe.skipIf(!HAVE_CLICKHOUSE)('a ClickHouse cluster of two shards answers as
       }));
     }
     expect(differ).toEqual([]);
+    const byMember = requestsByMember(fronts[1]!);
+    expect(byMember.get(0), 'member 0 of the group answered none').toBeGreaterThan(0);
+    expect(byMember.get(1), 'member 1 of the group answered none').toBeGreaterThan(0);
   }, 120_000);
 
   it('one input ledger for the cluster: a file sent through one node is skipped through the other; its rows on one shard', async () => {
@@ -114,12 +120,19 @@ describe.skipIf(!HAVE_CLICKHOUSE)('a ClickHouse cluster of two shards answers as
     expect(await rows()).toEqual(before);
   }, 60_000);
 
-  it('a shard down: searches on the front ends end failed', async () => {
+  it('a shard down: searches on the front ends end failed, and /readyz says why', async () => {
+    const readyz = () => get({ port: fronts[0]!.metricsPort! }, '/readyz');
+    expect([(await readyz()).status, (await readyz()).body]).toEqual([200, 'ready\n']);
     await nodes[1]!.close();
+    const down = await readyz();
+    expect(down.status).toBe(503);
+    expect(down.body).toMatch(/^not ready: ClickHouse unreachable: Code: \d+, .*127\.0\.0\.1.*\n$/);
     for (const p of ['regex/rrnames/paypal', 'lookup/rrset/name/*.example.com', 'lookup/rdata/ip/192.0.2.0,24']) {
-      const r = await get(fronts[0]!, `/pdns/v2/${p}`, H());
-      expect(r.status).toBe(200);
-      expect(r.body).toBe(body(begin, { cond: 'failed', msg: 'Internal error' }));
+      for (const front of fronts) {
+        const r = await get(front, `/pdns/v2/${p}`, H());
+        expect(r.status).toBe(200);
+        expect(r.body).toBe(body(begin, { cond: 'failed', msg: 'Internal error' }));
+      }
     }
     // The ledger cannot be read whole: ingest fails rather than take a file for new.
     const r = cli(['ingest', '--clickhouse-url', nodes[0]!.url, files[0]!]);

@@ -13,17 +13,17 @@
 //
 // Also: aggr=false answers as the local tier compacted into one shard,
 // init is idempotent, a file ingested again changes nothing on either tier
-// (the input ledgers) and `--again` adds it on both alike, a hung-up query is killed in ClickHouse, a
-// query over max_execution_time and ClickHouse going away both end the
-// stream with an in-stream `failed`.
+// (the input ledgers) and `--again` adds it on both alike, a hung-up query
+// is killed in ClickHouse, a query over max_execution_time and ClickHouse
+// going away both end the stream with an in-stream `failed`.
 
-import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClickHouse, errorCode, TIMEOUT_CODE } from '../../src/clickhouse/client.js';
 import { differentialData, flexPaths, lookupPaths } from '../fixtures/differential-dataset.js';
 import { FLEX_FIXTURE } from '../fixtures/flex-dataset.js';
 import { CLICKHOUSE_SKIP_REASON, HAVE_CLICKHOUSE, startClickHouse, type ClickHouseServer } from '../helpers/clickhouse-server.js';
+import { differences, ndjsonFilesBeside } from '../helpers/differential.js';
 import {
   addKey, begin, body, cli, get, HAVE_REAL, REAL, REAL_SKIP_REASON, removeDir, startServer, streamGet, tempDir, type Server,
 } from '../helpers/rrscan.js';
@@ -45,7 +45,6 @@ const SEED = 15;
 const GENERATED_RRSETS = 3_000;
 const QUERIES = 400;
 const LOOKUPS = 400;
-const IN_PARALLEL = 8;
 
 describe.skipIf(!HAVE_CLICKHOUSE)('the ClickHouse tier answers as the local shards do', () => {
   let ch: ClickHouseServer;
@@ -72,11 +71,7 @@ describe.skipIf(!HAVE_CLICKHOUSE)('the ClickHouse tier answers as the local shar
     ch = await startClickHouse();
     console.log(`clickhouse-server started in ${(performance.now() - t0).toFixed(0)} ms, ${ch.rssKiB()} KiB resident`);
     dir = tempDir();
-    files = [...data.files, FLEX_FIXTURE].map((objs, i) => {
-      const file = path.join(dir, '..', `${path.basename(dir)}-${i}.ndjson`);
-      writeFileSync(file, objs.map((o) => JSON.stringify(o)).join('\n') + '\n');
-      return file;
-    });
+    files = ndjsonFilesBeside(dir, [...data.files, FLEX_FIXTURE]);
     // Real data through every parser: zone files, DNSDB NDJSON, pcap, dnstap.
     if (HAVE_REAL) files.push(...REAL_FILES.map((f) => path.join(REAL, f)));
     expect(ok(['clickhouse', 'init', '--url', ch.url])).toMatch(/^clickhouse init: database rrscan ready on ClickHouse \d+\.\d+/);
@@ -95,26 +90,8 @@ describe.skipIf(!HAVE_CLICKHOUSE)('the ClickHouse tier answers as the local shar
     }
   });
 
-  /** Both servers' answers to each path; the paths whose status, content type or body differ. */
-  async function differences(paths: readonly string[]): Promise<{ path: string; local: string; clickhouse: string }[]> {
-    const out: { path: string; local: string; clickhouse: string }[] = [];
-    const timing = { local: 0, clickhouse: 0 };
-    for (let i = 0; i < paths.length; i += IN_PARALLEL) {
-      await Promise.all(paths.slice(i, i + IN_PARALLEL).map(async (p) => {
-        const t0 = performance.now();
-        const a = await get(local, `/pdns/v2/${p}`, H());
-        const t1 = performance.now();
-        const b = await get(remote, `/pdns/v2/${p}`, H());
-        timing.local += t1 - t0;
-        timing.clickhouse += performance.now() - t1;
-        const show = (r: typeof a) => `${r.status} ${r.headers['content-type']}\n${r.body}`;
-        if (show(a) !== show(b)) out.push({ path: p, local: show(a), clickhouse: show(b) });
-      }));
-    }
-    console.log(`${paths.length} searches: local ${(timing.local / paths.length).toFixed(1)} ms, ` +
-      `ClickHouse ${(timing.clickhouse / paths.length).toFixed(1)} ms on average`);
-    return out;
-  }
+  /** The paths whose answers differ between the local shards and ClickHouse. */
+  const differing = (paths: readonly string[]) => differences(local, remote, paths, H());
 
   it('init again changes nothing', async () => {
     const client = new ClickHouse(ch.url);
@@ -127,12 +104,12 @@ describe.skipIf(!HAVE_CLICKHOUSE)('the ClickHouse tier answers as the local shar
 
   it(`${QUERIES} generated flexible searches get byte-identical answers`, async () => {
     const paths = flexPaths(data, QUERIES, SEED);
-    expect(await differences(paths)).toEqual([]);
+    expect(await differing(paths)).toEqual([]);
   }, 120_000);
 
   it.skipIf(!HAVE_REAL)('searches of the real data (root and arpa zones, DNSDB examples, pcap, dnstap) get byte-identical answers',
     async () => {
-      expect(await differences(REAL_PATHS)).toEqual([]);
+      expect(await differing(REAL_PATHS)).toEqual([]);
       const bodies = await Promise.all(REAL_PATHS.map(async (p) => (await get(remote, `/pdns/v2/${p}`, H())).body));
       expect(bodies.filter((b) => b.includes('"obj"')).length).toBeGreaterThan(REAL_PATHS.length - 3);
     }, 60_000);
@@ -157,7 +134,7 @@ describe.skipIf(!HAVE_CLICKHOUSE)('the ClickHouse tier answers as the local shar
         `${tier === '--data' ? 'shard \\S+\\.rrs' : 'ClickHouse database rrscan, \\S+Z'}\\); skipped\n$`));
     }
     expect(await answers()).toEqual(before);
-    expect(await differences(paths)).toEqual([]);
+    expect(await differing(paths)).toEqual([]);
 
     ok(['ingest', '--data', dir, '--again', files[1]!]);
     ok(['ingest', '--clickhouse-url', ch.url, '--again', files[1]!]);
@@ -169,12 +146,12 @@ describe.skipIf(!HAVE_CLICKHOUSE)('the ClickHouse tier answers as the local shar
       after = await answers();
     }
     expect(after.filter((b, i) => b !== before[i]).length).toBeGreaterThan(3);
-    expect(await differences(paths)).toEqual([]);
+    expect(await differing(paths)).toEqual([]);
   }, 120_000);
 
   it(`${LOOKUPS} generated standard searches get byte-identical answers`, async () => {
     const paths = lookupPaths(data, LOOKUPS, SEED);
-    expect(await differences(paths)).toEqual([]);
+    expect(await differing(paths)).toEqual([]);
     const bodies = await Promise.all(paths.slice(0, 80).map(async (p) => (await get(remote, `/pdns/v2/${p}`, H())).body));
     expect(bodies.filter((b) => b.includes('"obj"')).length).toBeGreaterThan(30);
     expect(bodies.filter((b) => b.includes('"limited"')).length).toBeGreaterThan(3);
@@ -186,7 +163,7 @@ describe.skipIf(!HAVE_CLICKHOUSE)('the ClickHouse tier answers as the local shar
     const paths = wires.flatMap((w) => [
       `lookup/rdata/raw/${w}`, `lookup/rdata/raw/${w}/A?limit=2`, `summarize/rdata/raw/${w.toLowerCase()}`,
     ]);
-    expect(await differences(paths)).toEqual([]);
+    expect(await differing(paths)).toEqual([]);
     expect((await get(remote, `/pdns/v2/${paths[6]!}`, H())).body).toContain('"obj"');
   });
 

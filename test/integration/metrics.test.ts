@@ -7,7 +7,8 @@
 // kind, overload causes, turns), and that the shard gauges say what the
 // data directory holds. /readyz says 503 with its reason when there are no
 // shards or the Redis key store is down (a private redis-server; skipped,
-// saying so, when it is not installed).
+// saying so, when it is not installed). With --processes 2 the supervisor's
+// one listener adds up both members' metrics and is ready only when both are.
 //
 // Slow scans come from a pattern RE2 runs on its NFA over 100,000 generated
 // names (robustness.test.ts explains the pattern); a stalled reader is a raw
@@ -20,7 +21,8 @@ import type net from 'node:net';
 import { FLEX_FIXTURE, T2015, T2018, T2020, T2023 } from '../fixtures/flex-dataset.js';
 import { HAVE_REDIS, REDIS_SKIP_REASON, startRedis, type RedisServer } from '../helpers/redis-server.js';
 import {
-  addKey, cli, get, ingestNdjson, lines, objects, randomNames, stalledGet, startServer, streamGet, tempPaths, type Reply, type Server,
+  addKey, cli, get, ingestNdjson, lines, memberPids, objects, randomNames, requestsByMember, stalledGet, startServer, streamGet, tempPaths,
+  type Reply, type Server,
 } from '../helpers/rrscan.js';
 
 if (!HAVE_REDIS) console.warn(`metrics.test.ts (readiness with Redis down): ${REDIS_SKIP_REASON}`);
@@ -188,9 +190,6 @@ describe('the metrics listener', () => {
     const bad = cli(['serve', '--data', dir, '--port', '0', '--metrics-port', '70000']);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('--metrics-port must be an integer from 0 to 65535');
-    // A group's members would each count their own requests behind one port: refused for now.
-    const group = cli(['serve', '--data', dir, '--port', '0', '--processes', '2', '--metrics-port', '0']);
-    expect([group.code, group.stderr]).toEqual([1, 'rrscan: --metrics-port needs --processes 1\n']);
   });
 
   it('/readyz is 503 with its reason when no shards are mapped', async () => {
@@ -436,4 +435,62 @@ describe.skipIf(!HAVE_REDIS)('readiness with the Redis key store', () => {
     }
     expect([back.status, back.body]).toEqual([200, 'ready\n']);
   });
+});
+
+describe('serve --processes 2 --metrics-port: one listener for the group', () => {
+  const dirs = tempPaths();
+  let group: Server;
+  let key: string;
+  const readyz = () => get({ port: group.metricsPort! }, '/readyz');
+
+  beforeAll(async () => {
+    const dir = dirs.fresh();
+    ingestNdjson(dir, FLEX_FIXTURE);
+    key = addKey(dir);
+    group = await startServer(dir, ['--processes', '2', '--workers', '1', '--metrics-port', '0'], { RRSCAN_LOG_LEVEL: 'info' });
+  });
+
+  afterAll(async () => {
+    await group?.close();
+    dirs.removeAll();
+  });
+
+  it('adds up both members\' counters exactly; gauges of the shared data are not doubled', async () => {
+    const before = await scrape(group);
+    const served = [...requestsByMember(group).values()].reduce((a, b) => a + b, 0);
+    const replies = await Promise.all(Array.from({ length: 200 }, () => get(group, LOOKUP, { 'X-API-Key': key })));
+    expect(replies.every((r) => r.status === 200)).toBe(true);
+    // The request log is written asynchronously: wait for all 200 lines.
+    const logged = () => [...requestsByMember(group).values()].reduce((a, b) => a + b, 0) - served;
+    for (const end = Date.now() + 5_000; logged() < 200 && Date.now() < end;) await sleep(25);
+    const byMember = requestsByMember(group);
+    expect(byMember.get(0), 'member 0 answered none').toBeGreaterThan(0);
+    expect(byMember.get(1), 'member 1 answered none').toBeGreaterThan(0);
+    const after = await scrape(group);
+    expect(delta(before, after, 'rrscan_http_requests_total', { family: 'lookup', code: '200' })).toBe(200);
+    expect(delta(before, after, 'rrscan_http_first_byte_seconds_count', { family: 'lookup' })).toBe(200);
+    expect(value(after, 'rrscan_shards')).toBe(1);
+    expect(value(after, 'rrscan_scan_workers')).toBe(2);
+    expect(value(after, 'rrscan_group_members_running')).toBe(2);
+    expect([(await readyz()).status, (await readyz()).body]).toEqual([200, 'ready\n']);
+  });
+
+  it('a dead member makes the group not ready until it is back; the restart is counted', async () => {
+    const pid = memberPids(group).get(0)!;
+    process.kill(pid, 'SIGKILL');
+    let r = await readyz();
+    const end = Date.now() + 5_000;
+    while (r.status === 200 && Date.now() < end) r = await readyz();
+    expect([r.status, r.headers['content-type'], r.body]).toEqual([503, TEXT, 'not ready: member 0 is not running\n']);
+    expect((await get({ port: group.metricsPort! }, '/healthz')).body).toBe('ok\n');
+    const back = Date.now() + 15_000;
+    while (r.status !== 200 && Date.now() < back) {
+      await sleep(50);
+      r = await readyz();
+    }
+    expect([r.status, r.body]).toEqual([200, 'ready\n']);
+    const s = await scrape(group);
+    expect(value(s, 'rrscan_group_member_restarts_total')).toBe(1);
+    expect(value(s, 'rrscan_group_members_running')).toBe(2);
+  }, 30_000);
 });

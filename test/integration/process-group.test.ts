@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FLEX_FIXTURE, T2018, T2020 } from '../fixtures/flex-dataset.js';
 import { HAVE_REDIS, REDIS_SKIP_REASON, startRedis, type RedisServer } from '../helpers/redis-server.js';
 import {
-  addKey, begin, BIN, get, ingestNdjson, lines, randomNames, removeDir, startServer, streamGet, tempDir, type Server,
+  addKey, begin, BIN, get, ingestNdjson, lines, memberPids, randomNames, removeDir, requestsByMember, startServer, streamGet, tempDir,
+  type Server,
 } from '../helpers/rrscan.js';
 
 if (!HAVE_REDIS) console.warn(`process-group.test.ts: the Redis cases skip: ${REDIS_SKIP_REASON}`);
@@ -29,29 +30,6 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 const record = (rrname: string) => ({
   count: 1, time_first: T2018, time_last: T2020, rrname, rrtype: 'A', bailiwick: 'robust.example.', rdata: ['192.0.2.1'],
 });
-
-/** The service log's JSON lines so far. */
-function logLines(server: Server): Record<string, unknown>[] {
-  return server.stderr().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
-}
-
-/** The pid of each member slot, the latest start winning. */
-function memberPids(server: Server): Map<number, number> {
-  const pids = new Map<number, number>();
-  for (const l of logLines(server)) {
-    if (l['msg'] === 'front-end process started') pids.set(l['member'] as number, l['pid'] as number);
-  }
-  return pids;
-}
-
-/** Requests answered by each member, from the request log. */
-function requestsByMember(server: Server): Map<number, number> {
-  const counts = new Map<number, number>();
-  for (const l of logLines(server)) {
-    if (l['msg'] === 'request') counts.set(l['member'] as number, (counts.get(l['member'] as number) ?? 0) + 1);
-  }
-  return counts;
-}
 
 function alive(pid: number): boolean {
   try {

@@ -115,6 +115,20 @@ export class ClickHouseBackend implements SearchBackend {
     };
   }
 
+  /**
+   * Asks every shard for nothing through the primary key (an empty name
+   * is never stored): a node or a shard down makes the server not ready.
+   */
+  async notReady(): Promise<string | undefined> {
+    try {
+      await this.ch.exec(`SELECT count() FROM ${this.tables.rrsets} WHERE rrname_rev = '' FORMAT TabSeparated`);
+      return undefined;
+    } catch (err) {
+      // /readyz is the operator's port: the cause (which node, which error) is what they need.
+      return `ClickHouse unreachable: ${(err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').trim().slice(0, 400)}`;
+    }
+  }
+
   close(): Promise<void> {
     this.ch.close();
     return Promise.resolve();

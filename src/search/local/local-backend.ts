@@ -77,6 +77,10 @@ export class LocalBackend implements SearchBackend {
     return { backend: 'local', shards: snap.shards.length, generation: snap.generation, threads: this.pool.threads };
   }
 
+  notReady(): Promise<string | undefined> {
+    return Promise.resolve(this.shards.stats().shards === 0 ? 'no shards mapped' : undefined);
+  }
+
   /** The shards' and the pool's counters, for the server's metrics (read at scrape time). */
   stats(): LocalBackendStats {
     return { shards: this.shards.stats(), pool: this.pool.stats() };
