@@ -1,12 +1,13 @@
 // The ClickHouse tier as a cluster: two private servers (127.0.0.1 and
 // 127.0.0.2) as two shards of cluster rrscan_test, `clickhouse init
 // --cluster` on each (their own tables plus Distributed ones over both),
-// one ingest through the first, and two `rrscan serve` front ends, one on each server, the second a group of two
-// processes (`--processes 2`). Generated flexible and standard searches get
-// byte for byte the local shards' answers from both front ends and both
-// members of the group, the rows are really spread over both shards, and a
-// shard that is down fails searches with an in-stream `failed`, never a
-// partial answer.
+// one ingest through the first, and two `rrscan serve` front ends, one on
+// each server, the second a group of two processes (`--processes 2`).
+// Generated flexible and standard searches get byte for byte the local
+// shards' answers from both front ends and both members of the group, the
+// rows are really spread over both shards, and a shard that is down fails
+// searches with an in-stream `failed`, never a partial answer, and makes
+// /readyz say so.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClickHouse } from '../../src/clickhouse/client.js';
