@@ -28,7 +28,7 @@ const PING_RETRY_MS = 25;
 
 export interface ClickHouseServer {
   readonly httpPort: number;
-  /** http://127.0.0.1:PORT, the form `--clickhouse-url` takes. */
+  /** http://HOST:PORT (HOST a loopback address), the form `--clickhouse-url` takes. */
   readonly url: string;
   readonly dir: string;
   /** The server's error log so far, for failure messages. */
@@ -58,9 +58,9 @@ async function pings(url: string): Promise<boolean> {
  * through a Distributed table goes to one replica of each shard and the
  * replicated tables copy it to the others (schema.md, Clusters).
  */
-function remoteServers(cluster: string, shards: readonly (readonly number[])[], internalReplication = false): string {
-  const xml = shards.map((ports) => `<shard>${internalReplication ? '<internal_replication>true</internal_replication>' : ''}` +
-    ports.map((p) => `<replica><host>127.0.0.1</host><port>${p}</port></replica>`).join('') + '</shard>').join('');
+function remoteServers(cluster: string, shards: readonly (readonly Ports[])[], internalReplication = false): string {
+  const xml = shards.map((replicas) => `<shard>${internalReplication ? '<internal_replication>true</internal_replication>' : ''}` +
+    replicas.map((p) => `<replica><host>${p.host}</host><port>${p.tcp}</port></replica>`).join('') + '</shard>').join('');
   return `<remote_servers><${cluster}>${xml}</${cluster}></remote_servers>`;
 }
 
@@ -79,16 +79,16 @@ export function zookeeperConfig(port: number): string {
     `<session_timeout_ms>${ZOOKEEPER_SESSION_MS}</session_timeout_ms></zookeeper>`;
 }
 
-function configXml(dir: string, http: number, tcp: number, interserver: number, extra = ''): string {
+function configXml(dir: string, p: Ports, extra = ''): string {
   return `<?xml version="1.0"?>
 <yandex>
   ${extra}
   <logger><level>warning</level><log>${dir}/server.log</log><errorlog>${dir}/error.log</errorlog><console>0</console></logger>
-  <listen_host>127.0.0.1</listen_host>
-  <interserver_http_host>127.0.0.1</interserver_http_host>
-  <http_port>${http}</http_port>
-  <tcp_port>${tcp}</tcp_port>
-  <interserver_http_port>${interserver}</interserver_http_port>
+  <listen_host>${p.host}</listen_host>
+  <interserver_http_host>${p.host}</interserver_http_host>
+  <http_port>${p.http}</http_port>
+  <tcp_port>${p.tcp}</tcp_port>
+  <interserver_http_port>${p.interserver}</interserver_http_port>
   <path>${dir}/data/</path>
   <tmp_path>${dir}/tmp/</tmp_path>
   <user_files_path>${dir}/user_files/</user_files_path>
@@ -107,29 +107,33 @@ const USERS_XML = `<?xml version="1.0"?>
 <yandex>
   <profiles><default><max_memory_usage>2000000000</max_memory_usage></default></profiles>
   <users><default>
-    <password></password><networks><ip>127.0.0.1</ip></networks><profile>default</profile><quota>default</quota>
+    <password></password><networks><ip>127.0.0.0/8</ip></networks><profile>default</profile><quota>default</quota>
   </default></users>
   <quotas><default></default></quotas>
 </yandex>
 `;
 
+/** Where a server listens: a loopback address (127.0.0.0/8 is all loopback on Linux) and three ports on it. */
 interface Ports {
+  host: string;
   http: number;
   tcp: number;
   interserver: number;
 }
 
-const freePorts = async (): Promise<Ports> => ({ http: await freePort(), tcp: await freePort(), interserver: await freePort() });
+const freePorts = async (host = '127.0.0.1'): Promise<Ports> =>
+  ({ host, http: await freePort(host), tcp: await freePort(host), interserver: await freePort(host) });
 
 /** One private server; `extra` is more of config.xml (remote_servers for a cluster, zookeeper, macros). */
 export async function startClickHouse(ports?: Ports, extra = ''): Promise<ClickHouseServer> {
   if (CLICKHOUSE_SERVER === undefined) throw new Error(CLICKHOUSE_SKIP_REASON);
   const binary = CLICKHOUSE_SERVER;
   const dir = mkdtempSync(path.join(os.tmpdir(), 'rrscan-clickhouse-'));
-  const { http: httpPort, tcp, interserver } = ports ?? await freePorts();
-  writeFileSync(path.join(dir, 'config.xml'), configXml(dir, httpPort, tcp, interserver, extra));
+  const at = ports ?? await freePorts();
+  const httpPort = at.http;
+  writeFileSync(path.join(dir, 'config.xml'), configXml(dir, at, extra));
   writeFileSync(path.join(dir, 'users.xml'), USERS_XML);
-  const url = `http://127.0.0.1:${httpPort}`;
+  const url = `http://${at.host}:${httpPort}`;
   let out = '';
   let proc: ChildProcess | undefined;
   const errors = (): string => {
@@ -187,11 +191,13 @@ export async function startClickHouse(ports?: Ports, extra = ''): Promise<ClickH
 /**
  * `shards` private servers that each know cluster `name`: one one-replica
  * shard per server, so a Distributed table on any of them spans them all.
+ * Shard i listens on 127.0.0.(i+1), as separate hosts would: nothing may
+ * assume that the shards share an address.
  */
 export async function startClickHouseCluster(name: string, shards: number): Promise<ClickHouseServer[]> {
   const ports: Ports[] = [];
-  for (let i = 0; i < shards; i++) ports.push(await freePorts());
-  const extra = remoteServers(name, ports.map((p) => [p.tcp]));
+  for (let i = 0; i < shards; i++) ports.push(await freePorts(`127.0.0.${i + 1}`));
+  const extra = remoteServers(name, ports.map((p) => [p]));
   return Promise.all(ports.map((p) => startClickHouse(p, extra)));
 }
 
@@ -209,7 +215,7 @@ export async function startReplicatedCluster(name: string, shards: number, repli
     for (let r = 0; r < replicas; r++) row.push(await freePorts());
     ports.push(row);
   }
-  const cluster = remoteServers(name, ports.map((row) => row.map((p) => p.tcp)), true) + zookeeperConfig(zookeeperPort);
+  const cluster = remoteServers(name, ports, true) + zookeeperConfig(zookeeperPort);
   return Promise.all(ports.map((row, s) => Promise.all(row.map((p, r) =>
     startClickHouse(p, `${cluster}<macros><shard>s${s + 1}</shard><replica>r${r + 1}</replica></macros>`)))));
 }

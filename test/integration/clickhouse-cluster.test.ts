@@ -1,12 +1,13 @@
-// The ClickHouse tier as a cluster: two private servers as two shards of
-// cluster rrscan_test, `clickhouse init --cluster` on each (their own tables
-// plus Distributed ones over both), one ingest through the first, and two
-// `rrscan serve` front ends, one on each server, the second a group of two
-// processes (`--processes 2`). Generated flexible and standard searches get
-// byte for byte the local shards' answers from both front ends and both
-// members of the group, the rows are really spread over both shards, and a
-// shard that is down fails searches with an in-stream `failed`, never a
-// partial answer.
+// The ClickHouse tier as a cluster: two private servers (127.0.0.1 and
+// 127.0.0.2) as two shards of cluster rrscan_test, `clickhouse init
+// --cluster` on each (their own tables plus Distributed ones over both),
+// one ingest through the first, and two `rrscan serve` front ends, one on
+// each server, the second a group of two processes (`--processes 2`).
+// Generated flexible and standard searches get byte for byte the local
+// shards' answers from both front ends and both members of the group, the
+// rows are really spread over both shards, and a shard that is down fails
+// searches with an in-stream `failed`, never a partial answer, and makes
+// /readyz say so.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClickHouse } from '../../src/clickhouse/client.js';
@@ -126,7 +127,7 @@ describe.skipIf(!HAVE_CLICKHOUSE)('a ClickHouse cluster of two shards answers as
     await nodes[1]!.close();
     const down = await readyz();
     expect(down.status).toBe(503);
-    expect(down.body).toMatch(/^not ready: ClickHouse unreachable: Code: \d+, .*127\.0\.0\.1.*\n$/);
+    expect(down.body).toMatch(/^not ready: ClickHouse unreachable: Code: \d+, .*127\.0\.0\.2.*\n$/);
     for (const p of ['regex/rrnames/paypal', 'lookup/rrset/name/*.example.com', 'lookup/rdata/ip/192.0.2.0,24']) {
       for (const front of fronts) {
         const r = await get(front, `/pdns/v2/${p}`, H());
