@@ -126,7 +126,7 @@ export async function ingestFilesToClickHouse(files: readonly string[], opts: Cl
       if (again || await ledger.claim(input)) return v;
       return { kind: 'skip', where: `being ingested into ClickHouse database ${opts.database} by another run` };
     };
-    await inputs.forEach(check, async (file, format, ctx, input) => {
+    await inputs.forEach(check, async (file, format, ctx) => {
       for await (const o of sourceFor(format, file, ctx, { ...opts, dataDir: '' })) {
         rows.add(o);
         observations++;
@@ -134,8 +134,7 @@ export async function ingestFilesToClickHouse(files: readonly string[], opts: Cl
       }
       // The file's last batch goes now, not with the next file's rows: `done` must follow it.
       await rows.flush(ch, tables);
-      await ledger.done(input);
-    });
+    }, (input) => ledger.done(input));
   } finally {
     ch.close();
   }
@@ -154,7 +153,6 @@ function verdict(state: LedgerState | undefined, database: string): LedgerVerdic
   return {
     kind: 'refuse',
     reason: `an ingest of it into ClickHouse started at ${when} and has not finished (it died, or still runs), so some of its ` +
-      'rows may be there ' +
-      '(refused: sending it again would count those twice); give --again to ingest it anyway, or leave it out',
+      'rows may be there (refused: sending it again would count those twice); give --again to ingest it anyway, or leave it out',
   };
 }

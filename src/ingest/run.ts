@@ -175,11 +175,13 @@ export class RunInputs {
   /**
    * Calls `read` for each file in turn that `check` (the tier's ledger; told
    * whether --again was given) and this run admit, with its format, context
-   * and ledger record; progress moves past the file when it returns or is
+   * and ledger record, then `finished` once the file is known unchanged
+   * since it was hashed; progress moves past the file then, or when it is
    * skipped.
    */
   async forEach(check: (input: InputRecord, again: boolean) => Promise<LedgerVerdict>,
-    read: (file: string, format: SourceFormat, ctx: IngestContext, input: InputRecord) => Promise<void>): Promise<void> {
+    read: (file: string, format: SourceFormat, ctx: IngestContext, input: InputRecord) => Promise<void>,
+    finished: (input: InputRecord) => Promise<void> = () => Promise.resolve()): Promise<void> {
     const opts = this.opts;
     const inRun = new Map<string, string>();
     for (let i = 0; i < this.files.length; i++) {
@@ -193,6 +195,7 @@ export class RunInputs {
         : await check(input, again);
       if (verdict.kind === 'ingest') {
         await this.readOne(file, input, digest, read);
+        await finished(input);
         if (earlier === undefined) this.ingested.push(input);
         inRun.set(input.sha256, file);
       } else if (verdict.kind === 'skip') {

@@ -5,7 +5,7 @@
 // answers as one clean ingest (crash.test.ts kills at twenty more points).
 
 import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, copyFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LIMITS } from '../../src/config/limits.js';
@@ -195,6 +195,33 @@ describe('an ingest killed with SIGKILL mid-run', () => {
       await Promise.all(servers.map((sv) => sv.close()));
     }
   }, 120_000);
+});
+
+describe('a file that grows while it is ingested', () => {
+  it('fails the run, naming the file; nothing is published', async () => {
+    const src = temp.fresh();
+    const lines: string[] = [];
+    for (let i = 0; i < 150_000; i++) lines.push(JSON.stringify(rec(`g${i}`, 1)));
+    const file = path.join(src, 'growing.ndjson');
+    writeFileSync(file, lines.join('\n') + '\n');
+    const data = path.join(temp.fresh(), 'data');
+    const proc = spawn(process.execPath, [BIN, 'ingest', '--data', data, '--workers', '1', '--memory-rrsets', '20000', file],
+      { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    proc.stderr!.on('data', (d: Buffer) => { stderr += d.toString(); });
+    const code = new Promise<number | null>((r) => proc.once('close', r));
+    // Appended once the run is past hashing and into reading (its first shard is written).
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline && !(existsSync(data) && readdirSync(data).some((f) => f.endsWith('.rrs')))) {
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    appendFileSync(file, JSON.stringify(rec('late', 1)) + '\n');
+    expect(await code).toBe(1);
+    expect(stderr).toMatch(new RegExp(`^rrscan ingest: ${file}: changed while it was ingested \\(\\d+ bytes when hashed, \\d+ now\\); ` +
+      'ingest it once it is complete; nothing was published\n$'));
+    expect(existsSync(path.join(data, 'manifest.json'))).toBe(false);
+    expect(readdirSync(data).filter((f) => f.endsWith('.rrs'))).toEqual([]);
+  }, 60_000);
 });
 
 describe('the ledger at its bound', () => {
