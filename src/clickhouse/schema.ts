@@ -160,15 +160,46 @@ const AGGREGATES: Aggregate[] = [
   },
 ];
 
+/**
+ * What a server offers beyond 18.16 that the schema or the searches use,
+ * asked of the server itself: the one place that decides by version.
+ */
+export interface ServerTraits {
+  version: string;
+  /**
+   * The MergeTree setting allow_dimensions_outside_sorting_key exists (26.7
+   * on): without it set, such a server refuses an AggregatingMergeTree with a
+   * plain column outside the sorting key. rrsets and rdata_index keep texts
+   * beside their keys (rrname beside rrname_rev, rdata beside rdata_wire)
+   * that depend on the key, which is what the setting declares.
+   */
+  dimensionsSetting: boolean;
+}
+
+/** The server's traits (two small reads of system tables, present on 18.16 too). */
+export async function serverTraits(ch: ClickHouse): Promise<ServerTraits> {
+  const version = await ch.version();
+  const settings = await ch.exec(
+    "SELECT name FROM system.merge_tree_settings WHERE name = 'allow_dimensions_outside_sorting_key' FORMAT TabSeparated");
+  return { version, dimensionsSetting: settings.trim() !== '' };
+}
+
+/** The plain columns of `a` outside its sorting key. */
+function dimensions(a: Aggregate): string[] {
+  const key = new Set(a.orderBy.split(',').map((c) => c.trim()));
+  return a.columns.map((c) => c.split(' ')[0]!).filter((c) => !key.has(c));
+}
+
 /** The statements of `rrscan clickhouse init`, in the order they must run. */
-export function schemaStatements(t: SchemaTarget): string[] {
+export function schemaStatements(t: SchemaTarget, traits: ServerTraits): string[] {
   const db = sqlIdentifier(t.database);
   const out = [`CREATE DATABASE IF NOT EXISTS ${db}`];
   for (const a of AGGREGATES) {
     const inputCols = INPUT_COLUMNS[a.input].map(([n, type]) => `${n} ${type}`).join(', ');
     out.push(`CREATE TABLE IF NOT EXISTS ${db}.${a.input} (${inputCols}) ENGINE = Null`);
     out.push(`CREATE TABLE IF NOT EXISTS ${db}.${a.table} (${[...a.columns, ...a.states].join(', ')}) ` +
-      `ENGINE = AggregatingMergeTree() ORDER BY (${a.orderBy})`);
+      `ENGINE = AggregatingMergeTree() ORDER BY (${a.orderBy})` +
+      (traits.dimensionsSetting && dimensions(a).length > 0 ? ' SETTINGS allow_dimensions_outside_sorting_key = 1' : ''));
     out.push(`CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.${a.table}_mv TO ${db}.${a.table} ` +
       `AS SELECT ${a.select} FROM ${db}.${a.input} GROUP BY ${a.groupBy}`);
     if (t.cluster === undefined) continue;
@@ -183,7 +214,7 @@ export function schemaStatements(t: SchemaTarget): string[] {
 
 /** Creates whatever of the schema is missing (every statement is IF NOT EXISTS); returns the server's version. */
 export async function initSchema(ch: ClickHouse, t: SchemaTarget): Promise<string> {
-  const version = await ch.version();
-  for (const sql of schemaStatements(t)) await ch.exec(sql);
-  return version;
+  const traits = await serverTraits(ch);
+  for (const sql of schemaStatements(t, traits)) await ch.exec(sql);
+  return traits.version;
 }
