@@ -46,6 +46,11 @@ export interface Tables {
   inputs: Record<InputTable, string>;
   /** Through Distributed tables: INSERTs wait for every shard (insert_distributed_sync). */
   distributed: boolean;
+  /**
+   * flex_names and flex_rdata have the ngram skip index (NGRAM_INDEX), so
+   * flexible searches add the trigram conditions it answers.
+   */
+  ngramIndex: boolean;
 }
 
 const DISTRIBUTED_SUFFIX = '_all';
@@ -64,11 +69,14 @@ export async function findTables(ch: ClickHouse, database: string): Promise<Tabl
   }
   const distributed = names.includes(`rrsets${DISTRIBUTED_SUFFIX}`);
   const t = (name: string) => `${db}.${name}${distributed ? DISTRIBUTED_SUFFIX : ''}`;
+  // Through Distributed tables the index is on each shard's own tables: init makes every shard alike, this one speaks for all.
+  const indexed = (await serverTraits(ch)).skipIndexes ? await ngramIndexedTables(ch, database) : new Set<string>();
   return {
     rrsets: t('rrsets'), flex_names: t('flex_names'), flex_rdata: t('flex_rdata'), rdata_index: t('rdata_index'),
     inputs: { rrsets_in: t('rrsets_in'), flex_names_in: t('flex_names_in'), flex_rdata_in: t('flex_rdata_in'),
       rdata_index_in: t('rdata_index_in') },
     distributed,
+    ngramIndex: NGRAM_INDEX.tables.every(([table]) => indexed.has(table)),
   };
 }
 
@@ -174,14 +182,60 @@ export interface ServerTraits {
    * that depend on the key, which is what the setting declares.
    */
   dimensionsSetting: boolean;
+  /**
+   * Data-skipping indexes, without experimental flags: the server lists them
+   * in system.data_skipping_indices (21.x on; 18.16 has none, 19.x-20.x
+   * only behind a flag, and are taken as having none).
+   */
+  skipIndexes: boolean;
 }
 
-/** The server's traits (two small reads of system tables, present on 18.16 too). */
+/** The server's traits: small reads of system tables that 18.16 has too. */
 export async function serverTraits(ch: ClickHouse): Promise<ServerTraits> {
   const version = await ch.version();
-  const settings = await ch.exec(
-    "SELECT name FROM system.merge_tree_settings WHERE name = 'allow_dimensions_outside_sorting_key' FORMAT TabSeparated");
-  return { version, dimensionsSetting: settings.trim() !== '' };
+  const has = async (sql: string) => (await ch.exec(`${sql} FORMAT TabSeparated`)).trim() !== '';
+  return {
+    version,
+    dimensionsSetting: await has("SELECT name FROM system.merge_tree_settings WHERE name = 'allow_dimensions_outside_sorting_key'"),
+    skipIndexes: await has("SELECT name FROM system.tables WHERE database = 'system' AND name = 'data_skipping_indices'"),
+  };
+}
+
+/**
+ * The ngram skip index of the flex tables, where the server has skip
+ * indexes: per granule, a bloom filter of the trigrams of the lower-cased
+ * values. A flexible search adds `lower(value) LIKE '%tri%'` for the
+ * trigrams every match must hold (query/trigram-query.ts, the analysis the
+ * shards' trigram index answers), and the server skips the granules that
+ * lack one; match() still decides every row, so answers are unchanged.
+ * Type and size chosen by bench/clickhouse-fast-path.ts (schema.md has its figures).
+ */
+export const NGRAM_INDEX = {
+  name: 'rrscan_ngrams',
+  type: 'ngrambf_v1(3, 16384, 2, 0)',
+  /** The flex tables and their value columns. */
+  tables: [['flex_names', 'rrname'], ['flex_rdata', 'rdata']],
+} as const;
+
+/** The indexed expression over a flex value column; search/clickhouse/flex-sql.ts writes its conditions on exactly this. */
+export function ngramIndexed(column: string): string {
+  return `lower(${column})`;
+}
+
+/** The flex tables of `database` that have the ngram index. */
+async function ngramIndexedTables(ch: ClickHouse, database: string): Promise<Set<string>> {
+  const rows = await ch.exec(`SELECT table FROM system.data_skipping_indices WHERE database = ${sqlString(database)} ` +
+    `AND name = ${sqlString(NGRAM_INDEX.name)} FORMAT TabSeparated`);
+  return new Set(rows.split('\n').filter((r) => r !== ''));
+}
+
+/** Adds the ngram index to a flex table, and builds it for the rows already there (a mutation; on a new table, nothing). */
+function ngramIndexStatements(database: string, table: string, column: string): string[] {
+  const t = `${sqlIdentifier(database)}.${table}`;
+  return [
+    `ALTER TABLE ${t} ADD INDEX IF NOT EXISTS ${NGRAM_INDEX.name} ${ngramIndexed(column)} TYPE ${NGRAM_INDEX.type} GRANULARITY 1`,
+    `ALTER TABLE ${t} MATERIALIZE INDEX ${NGRAM_INDEX.name}`,
+  ];
 }
 
 /** The plain columns of `a` outside its sorting key. */
@@ -216,5 +270,12 @@ export function schemaStatements(t: SchemaTarget, traits: ServerTraits): string[
 export async function initSchema(ch: ClickHouse, t: SchemaTarget): Promise<string> {
   const traits = await serverTraits(ch);
   for (const sql of schemaStatements(t, traits)) await ch.exec(sql);
+  if (traits.skipIndexes) {
+    // Only where it is missing: MATERIALIZE rewrites the index of every part, which a repeated init must not redo.
+    const indexed = await ngramIndexedTables(ch, t.database);
+    for (const [table, column] of NGRAM_INDEX.tables) {
+      if (!indexed.has(table)) for (const sql of ngramIndexStatements(t.database, table, column)) await ch.exec(sql);
+    }
+  }
   return traits.version;
 }

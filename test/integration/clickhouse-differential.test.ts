@@ -20,12 +20,15 @@
 // ClickHouse 26.7's engine through chdb (helpers/chdb-http.ts), so the same
 // SQL is proven on the oldest and a current release. The tests of server
 // behaviour (KILL QUERY, hang-ups, max_execution_time on a running query)
-// run on the real server only: chdb-http does not emulate them.
+// run on the real server only: chdb-http does not emulate them. On 26.7 the
+// flex tables have the ngram skip index and flexible searches carry its
+// trigram conditions (schema.ts NGRAM_INDEX), so its answers are proven too.
 
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClickHouse, errorCode, TIMEOUT_CODE } from '../../src/clickhouse/client.js';
+import { findTables, NGRAM_INDEX, serverTraits } from '../../src/clickhouse/schema.js';
 import { differentialData, flexPaths, lookupPaths } from '../fixtures/differential-dataset.js';
 import { FLEX_FIXTURE } from '../fixtures/flex-dataset.js';
 import { CHDB_SKIP_REASON, HAVE_CHDB, startChdbHttp } from '../helpers/chdb-http.js';
@@ -54,14 +57,19 @@ const QUERIES = 400;
 const LOOKUPS = 400;
 const IN_PARALLEL = 8;
 
-/** The ClickHouse releases the tier is proven on; `server`: a real server (KILL QUERY, streaming, timeouts). */
+/**
+ * The ClickHouse releases the tier is proven on; `server`: a real server (KILL QUERY, streaming, timeouts);
+ * `ngrams`: it has skip indexes, so init adds the flex tables' ngram index and searches use it.
+ */
 const RELEASES = [
-  { release: "Debian's clickhouse-server", have: HAVE_CLICKHOUSE, start: (): Promise<ClickHouseServer> => startClickHouse(), server: true },
-  { release: 'ClickHouse 26.7 through chdb', have: HAVE_CHDB, start: (): Promise<ClickHouseServer> => startChdbHttp(), server: false },
+  { release: "Debian's clickhouse-server", have: HAVE_CLICKHOUSE, start: (): Promise<ClickHouseServer> => startClickHouse(),
+    server: true, ngrams: false },
+  { release: 'ClickHouse 26.7 through chdb', have: HAVE_CHDB, start: (): Promise<ClickHouseServer> => startChdbHttp(),
+    server: false, ngrams: true },
 ];
 
 const suite = (release: string) => `the ClickHouse tier on ${release} answers as the local shards do`;
-for (const { release, have, start, server } of RELEASES) describe.skipIf(!have)(suite(release), () => {
+for (const { release, have, start, server, ngrams } of RELEASES) describe.skipIf(!have)(suite(release), () => {
   let ch: ClickHouseServer;
   let dir: string;
   let key: string;
@@ -136,6 +144,24 @@ for (const { release, have, start, server } of RELEASES) describe.skipIf(!have)(
     const before = await count();
     expect(ok(['clickhouse', 'init', '--url', ch.url])).toMatch(/ready/);
     expect(await count()).toBe(before);
+    client.close();
+  });
+
+  it(`init ${ngrams ? 'adds' : 'has no'} the flex tables' ngram index, and searches find out the same way`, async () => {
+    const client = new ClickHouse(ch.url);
+    expect((await serverTraits(client)).skipIndexes).toBe(ngrams);
+    expect((await findTables(client, 'rrscan')).ngramIndex).toBe(ngrams);
+    if (ngrams) {
+      const indexed = () => client.exec(`SELECT table FROM system.data_skipping_indices WHERE database = 'rrscan' ` +
+        `AND name = '${NGRAM_INDEX.name}' ORDER BY table FORMAT TabSeparated`);
+      expect(await indexed()).toBe('flex_names\nflex_rdata\n');
+      // Tables made before an upgrade: init adds the index and builds it for the rows there.
+      await client.exec(`ALTER TABLE rrscan.flex_names DROP INDEX ${NGRAM_INDEX.name}`);
+      expect((await findTables(client, 'rrscan')).ngramIndex).toBe(false);
+      ok(['clickhouse', 'init', '--url', ch.url]);
+      expect(await indexed()).toBe('flex_names\nflex_rdata\n');
+      expect((await findTables(client, 'rrscan')).ngramIndex).toBe(true);
+    }
     client.close();
   });
 
