@@ -109,16 +109,16 @@ async function main(): Promise<void> {
   try {
     const traits = await serverTraits(ch);
     console.log(`ClickHouse ${traits.version}${engine ? ' (chdb)' : ''}; skip indexes: ${traits.skipIndexes ? 'yes' : 'no'}; ` +
-      `index ${NGRAM_INDEX.type} on lower(rrname); best of ${runs} runs`);
+      `best of ${runs} runs`);
     if ((await ch.exec("SELECT name FROM system.settings WHERE name = 'use_query_condition_cache' FORMAT TabSeparated")) !== '') {
       measureSettings = { use_query_condition_cache: '0' };
     }
     const plain = await load(ch, `fp_plain_${names}`, false);
     const indexed = traits.skipIndexes ? await load(ch, `fp_index_${names}`, true) : undefined;
     if (traits.skipIndexes) {
-      const bytes = await ch.exec('SELECT sum(data_compressed_bytes) FROM system.data_skipping_indices ' +
-        `WHERE database = 'fp_index_${names}' AND table = 'flex_names' FORMAT TabSeparated`);
-      console.log(`index size on flex_names: ${bytes.trim()} bytes compressed`);
+      const index = await ch.exec('SELECT expr, type_full, data_compressed_bytes FROM system.data_skipping_indices ' +
+        `WHERE database = 'fp_index_${names}' AND table = 'flex_names' AND name = '${NGRAM_INDEX.name}' FORMAT TabSeparated`);
+      console.log(`index on flex_names: ${index.trim().replace(/\t/g, ' ')} bytes compressed`);
     }
     console.log('query | results | plain: rows read, ms | conds, no idx: rows read, ms | index: rows read, ms | same answers');
     for (const q of QUERIES) {

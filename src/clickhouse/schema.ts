@@ -15,7 +15,7 @@
 
 import type { ClickHouse } from './client.js';
 import { ClickHouseError } from '../errors/catalogue.js';
-import { sqlIdentifier, sqlString } from './literal.js';
+import { sqlIdentifier, sqlString, sqlUInt } from './literal.js';
 
 /** Stands for "no first time" inside min() states: larger than every real epoch second. */
 export const NONE_TIME = 4294967295;
@@ -208,14 +208,21 @@ export async function serverTraits(ch: ClickHouse): Promise<ServerTraits> {
  * trigrams every match must hold (query/trigram-query.ts, the analysis the
  * shards' trigram index answers), and the server skips the granules that
  * lack one; match() still decides every row, so answers are unchanged.
- * Type and size chosen by bench/clickhouse-fast-path.ts (schema.md has its figures).
+ * Granules of 1,024 rows instead of 8,192 (flex tables made on such a
+ * server): a granule passes when it holds every needed trigram in any of
+ * its rows, which fewer rows make rarer. Sizes chosen by
+ * bench/clickhouse-fast-path.ts (schema.md has the figures).
  */
 export const NGRAM_INDEX = {
   name: 'rrscan_ngrams',
-  type: 'ngrambf_v1(3, 16384, 2, 0)',
+  rowsPerGranule: 1024,
+  /** Bloom filter bytes per row of a granule: 2 KiB for 1,024 rows, 16 KiB for a table made with 8,192. */
+  bloomBytesPerRow: 2,
   /** The flex tables and their value columns. */
   tables: [['flex_names', 'rrname'], ['flex_rdata', 'rdata']],
 } as const;
+
+const isFlexTable = (table: string) => NGRAM_INDEX.tables.some(([t]) => t === table);
 
 /** The indexed expression over a flex value column; search/clickhouse/flex-sql.ts writes its conditions on exactly this. */
 export function ngramIndexed(column: string): string {
@@ -229,13 +236,31 @@ async function ngramIndexedTables(ch: ClickHouse, database: string): Promise<Set
   return new Set(rows.split('\n').filter((r) => r !== ''));
 }
 
+/** Rows per granule of a table: its own index_granularity, else the server's default. */
+async function granularityOf(ch: ClickHouse, database: string, table: string): Promise<number> {
+  const engine = await ch.exec(`SELECT engine_full FROM system.tables WHERE database = ${sqlString(database)} ` +
+    `AND name = ${sqlString(table)} FORMAT TabSeparated`);
+  const own = /\bindex_granularity = (\d+)/.exec(engine);
+  if (own) return Number(own[1]);
+  return Number(await ch.exec("SELECT value FROM system.merge_tree_settings WHERE name = 'index_granularity' FORMAT TabSeparated"));
+}
+
 /** Adds the ngram index to a flex table, and builds it for the rows already there (a mutation; on a new table, nothing). */
-function ngramIndexStatements(database: string, table: string, column: string): string[] {
+function ngramIndexStatements(database: string, table: string, column: string, granularity: number): string[] {
   const t = `${sqlIdentifier(database)}.${table}`;
+  const type = `ngrambf_v1(3, ${sqlUInt(granularity * NGRAM_INDEX.bloomBytesPerRow)}, 2, 0)`;
   return [
-    `ALTER TABLE ${t} ADD INDEX IF NOT EXISTS ${NGRAM_INDEX.name} ${ngramIndexed(column)} TYPE ${NGRAM_INDEX.type} GRANULARITY 1`,
+    `ALTER TABLE ${t} ADD INDEX IF NOT EXISTS ${NGRAM_INDEX.name} ${ngramIndexed(column)} TYPE ${type} GRANULARITY 1`,
     `ALTER TABLE ${t} MATERIALIZE INDEX ${NGRAM_INDEX.name}`,
   ];
+}
+
+/** The SETTINGS of an aggregating table on this server; none on 18.16. */
+function tableSettings(a: Aggregate, traits: ServerTraits): string {
+  const settings: string[] = [];
+  if (traits.dimensionsSetting && dimensions(a).length > 0) settings.push('allow_dimensions_outside_sorting_key = 1');
+  if (traits.skipIndexes && isFlexTable(a.table)) settings.push(`index_granularity = ${NGRAM_INDEX.rowsPerGranule}`);
+  return settings.length > 0 ? ` SETTINGS ${settings.join(', ')}` : '';
 }
 
 /** The plain columns of `a` outside its sorting key. */
@@ -252,8 +277,7 @@ export function schemaStatements(t: SchemaTarget, traits: ServerTraits): string[
     const inputCols = INPUT_COLUMNS[a.input].map(([n, type]) => `${n} ${type}`).join(', ');
     out.push(`CREATE TABLE IF NOT EXISTS ${db}.${a.input} (${inputCols}) ENGINE = Null`);
     out.push(`CREATE TABLE IF NOT EXISTS ${db}.${a.table} (${[...a.columns, ...a.states].join(', ')}) ` +
-      `ENGINE = AggregatingMergeTree() ORDER BY (${a.orderBy})` +
-      (traits.dimensionsSetting && dimensions(a).length > 0 ? ' SETTINGS allow_dimensions_outside_sorting_key = 1' : ''));
+      `ENGINE = AggregatingMergeTree() ORDER BY (${a.orderBy})${tableSettings(a, traits)}`);
     out.push(`CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.${a.table}_mv TO ${db}.${a.table} ` +
       `AS SELECT ${a.select} FROM ${db}.${a.input} GROUP BY ${a.groupBy}`);
     if (t.cluster === undefined) continue;
@@ -274,7 +298,9 @@ export async function initSchema(ch: ClickHouse, t: SchemaTarget): Promise<strin
     // Only where it is missing: MATERIALIZE rewrites the index of every part, which a repeated init must not redo.
     const indexed = await ngramIndexedTables(ch, t.database);
     for (const [table, column] of NGRAM_INDEX.tables) {
-      if (!indexed.has(table)) for (const sql of ngramIndexStatements(t.database, table, column)) await ch.exec(sql);
+      if (indexed.has(table)) continue;
+      const granularity = await granularityOf(ch, t.database, table);
+      for (const sql of ngramIndexStatements(t.database, table, column, granularity)) await ch.exec(sql);
     }
   }
   return traits.version;

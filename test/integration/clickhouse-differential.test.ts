@@ -152,14 +152,18 @@ for (const { release, have, start, server, ngrams } of RELEASES) describe.skipIf
     expect((await serverTraits(client)).skipIndexes).toBe(ngrams);
     expect((await findTables(client, 'rrscan')).ngramIndex).toBe(ngrams);
     if (ngrams) {
-      const indexed = () => client.exec(`SELECT table FROM system.data_skipping_indices WHERE database = 'rrscan' ` +
+      // Flex tables made here have granules of 1,024 rows, and the index's bloom filter is sized for them.
+      const indexed = () => client.exec(`SELECT table, type_full FROM system.data_skipping_indices WHERE database = 'rrscan' ` +
         `AND name = '${NGRAM_INDEX.name}' ORDER BY table FORMAT TabSeparated`);
-      expect(await indexed()).toBe('flex_names\nflex_rdata\n');
+      const both = 'flex_names\tngrambf_v1(3, 2048, 2, 0)\nflex_rdata\tngrambf_v1(3, 2048, 2, 0)\n';
+      expect(await indexed()).toBe(both);
+      expect(await client.exec("SELECT engine_full FROM system.tables WHERE database = 'rrscan' AND name = 'flex_names'"))
+        .toMatch(/\bindex_granularity = 1024\b/);
       // Tables made before an upgrade: init adds the index and builds it for the rows there.
       await client.exec(`ALTER TABLE rrscan.flex_names DROP INDEX ${NGRAM_INDEX.name}`);
       expect((await findTables(client, 'rrscan')).ngramIndex).toBe(false);
       ok(['clickhouse', 'init', '--url', ch.url]);
-      expect(await indexed()).toBe('flex_names\nflex_rdata\n');
+      expect(await indexed()).toBe(both);
       expect((await findTables(client, 'rrscan')).ngramIndex).toBe(true);
     }
     client.close();
