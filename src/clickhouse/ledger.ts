@@ -39,9 +39,6 @@ const WITHDRAWN = 3;
 const runsOf = (table: string, sha256: string) => `SELECT max(state) AS last_state, min(at) AS started, any(name), run FROM ${table} ` +
   `WHERE sha256 = ${sqlString(sha256)} GROUP BY run HAVING last_state < ${WITHDRAWN}`;
 
-/** What the ledger needs of a client: statements and their TabSeparated answers (test/unit runs it in chdb too). */
-export type LedgerClient = Pick<ClickHouse, 'url' | 'exec'>;
-
 /** What the ledger says of one file: its latest run, or nothing. */
 export interface LedgerState {
   state: 'started' | 'done';
@@ -54,10 +51,10 @@ export class ClickHouseLedger {
   /** This ingest run's id in the ledger. */
   readonly run = randomUUID();
 
-  private constructor(private readonly ch: LedgerClient, private readonly table: string, private readonly distributed: boolean) {}
+  private constructor(private readonly ch: ClickHouse, private readonly table: string, private readonly distributed: boolean) {}
 
   /** The ledger of `database` (its Distributed table when init made one); fails, naming the fix, when there is none. */
-  static async open(ch: LedgerClient, database: string): Promise<ClickHouseLedger> {
+  static async open(ch: ClickHouse, database: string): Promise<ClickHouseLedger> {
     const names = (await ch.exec(`SELECT name FROM system.tables WHERE database = ${sqlString(database)} ` +
       `AND name IN (${sqlString(LEDGER_TABLE)}, ${sqlString(LEDGER_TABLE + DISTRIBUTED_SUFFIX)}) FORMAT TabSeparated`))
       .split('\n').filter((n) => n !== '');

@@ -18,7 +18,7 @@
 
 import { errorCode, type ClickHouse } from './client.js';
 import { ClickHouseError } from '../errors/catalogue.js';
-import { sqlIdentifier, sqlString } from './literal.js';
+import { sqlIdentifier, sqlString, sqlUInt } from './literal.js';
 
 /** Stands for "no first time" inside min() states: larger than every real epoch second. */
 export const NONE_TIME = 4294967295;
@@ -55,6 +55,11 @@ export interface Tables {
   inputs: Record<InputTable, string>;
   /** Through Distributed tables: INSERTs wait for every shard (insert_distributed_sync). */
   distributed: boolean;
+  /**
+   * flex_names and flex_rdata have the ngram skip index (NGRAM_INDEX), so
+   * flexible searches add the trigram conditions it answers.
+   */
+  ngramIndex: boolean;
 }
 
 export const DISTRIBUTED_SUFFIX = '_all';
@@ -73,11 +78,14 @@ export async function findTables(ch: ClickHouse, database: string): Promise<Tabl
   }
   const distributed = names.includes(`rrsets${DISTRIBUTED_SUFFIX}`);
   const t = (name: string) => `${db}.${name}${distributed ? DISTRIBUTED_SUFFIX : ''}`;
+  // Through Distributed tables the index is on each shard's own tables: init makes every shard alike, this one speaks for all.
+  const indexed = (await serverTraits(ch)).skipIndexes ? await ngramIndexedTables(ch, database) : new Set<string>();
   return {
     rrsets: t('rrsets'), flex_names: t('flex_names'), flex_rdata: t('flex_rdata'), rdata_index: t('rdata_index'),
     inputs: { rrsets_in: t('rrsets_in'), flex_names_in: t('flex_names_in'), flex_rdata_in: t('flex_rdata_in'),
       rdata_index_in: t('rdata_index_in') },
     distributed,
+    ngramIndex: NGRAM_INDEX.tables.every(([table]) => indexed.has(table)),
   };
 }
 
@@ -183,15 +191,116 @@ function engine(t: SchemaTarget, table: string, base = ENGINE): string {
   return `Replicated${base}(${sqlString(`/clickhouse/tables/{shard}/${t.database}/${table}`)}, '{replica}')`;
 }
 
+/**
+ * What a server offers beyond 18.16 that the schema or the searches use,
+ * asked of the server itself: the one place that decides by version.
+ */
+export interface ServerTraits {
+  version: string;
+  /**
+   * The MergeTree setting allow_dimensions_outside_sorting_key exists (26.7
+   * on): without it set, such a server refuses an AggregatingMergeTree with a
+   * plain column outside the sorting key. rrsets and rdata_index keep texts
+   * beside their keys (rrname beside rrname_rev, rdata beside rdata_wire)
+   * that depend on the key, which is what the setting declares.
+   */
+  dimensionsSetting: boolean;
+  /**
+   * Data-skipping indexes, without experimental flags: the server lists them
+   * in system.data_skipping_indices (21.x on; 18.16 has none, 19.x-20.x
+   * only behind a flag, and are taken as having none).
+   */
+  skipIndexes: boolean;
+}
+
+/** The server's traits: small reads of system tables that 18.16 has too. */
+export async function serverTraits(ch: ClickHouse): Promise<ServerTraits> {
+  const version = await ch.version();
+  const has = async (sql: string) => (await ch.exec(`${sql} FORMAT TabSeparated`)).trim() !== '';
+  return {
+    version,
+    dimensionsSetting: await has("SELECT name FROM system.merge_tree_settings WHERE name = 'allow_dimensions_outside_sorting_key'"),
+    skipIndexes: await has("SELECT name FROM system.tables WHERE database = 'system' AND name = 'data_skipping_indices'"),
+  };
+}
+
+/**
+ * The ngram skip index of the flex tables, where the server has skip
+ * indexes: per granule, a bloom filter of the trigrams of the lower-cased
+ * values. A flexible search adds `lower(value) LIKE '%tri%'` for the
+ * trigrams every match must hold (query/trigram-query.ts, the analysis the
+ * shards' trigram index answers), and the server skips the granules that
+ * lack one; match() still decides every row, so answers are unchanged.
+ * Granules of 1,024 rows instead of 8,192 (flex tables made on such a
+ * server): a granule passes when it holds every needed trigram in any of
+ * its rows, which fewer rows make rarer. Sizes chosen by
+ * bench/clickhouse-fast-path.ts (schema.md has the figures).
+ */
+export const NGRAM_INDEX = {
+  name: 'rrscan_ngrams',
+  rowsPerGranule: 1024,
+  /** Bloom filter bytes per row of a granule: 2 KiB for 1,024 rows, 16 KiB for a table made with 8,192. */
+  bloomBytesPerRow: 2,
+  /** The flex tables and their value columns. */
+  tables: [['flex_names', 'rrname'], ['flex_rdata', 'rdata']],
+} as const;
+
+const isFlexTable = (table: string) => NGRAM_INDEX.tables.some(([t]) => t === table);
+
+/** The indexed expression over a flex value column; search/clickhouse/flex-sql.ts writes its conditions on exactly this. */
+export function ngramIndexed(column: string): string {
+  return `lower(${column})`;
+}
+
+/** The flex tables of `database` that have the ngram index. */
+async function ngramIndexedTables(ch: ClickHouse, database: string): Promise<Set<string>> {
+  const rows = await ch.exec(`SELECT table FROM system.data_skipping_indices WHERE database = ${sqlString(database)} ` +
+    `AND name = ${sqlString(NGRAM_INDEX.name)} FORMAT TabSeparated`);
+  return new Set(rows.split('\n').filter((r) => r !== ''));
+}
+
+/** Rows per granule of a table: its own index_granularity, else the server's default. */
+async function granularityOf(ch: ClickHouse, database: string, table: string): Promise<number> {
+  const engine = await ch.exec(`SELECT engine_full FROM system.tables WHERE database = ${sqlString(database)} ` +
+    `AND name = ${sqlString(table)} FORMAT TabSeparated`);
+  const own = /\bindex_granularity = (\d+)/.exec(engine);
+  if (own) return Number(own[1]);
+  return Number(await ch.exec("SELECT value FROM system.merge_tree_settings WHERE name = 'index_granularity' FORMAT TabSeparated"));
+}
+
+/** Adds the ngram index to a flex table, and builds it for the rows already there (a mutation; on a new table, nothing). */
+function ngramIndexStatements(database: string, table: string, column: string, granularity: number): string[] {
+  const t = `${sqlIdentifier(database)}.${table}`;
+  const type = `ngrambf_v1(3, ${sqlUInt(granularity * NGRAM_INDEX.bloomBytesPerRow)}, 2, 0)`;
+  return [
+    `ALTER TABLE ${t} ADD INDEX IF NOT EXISTS ${NGRAM_INDEX.name} ${ngramIndexed(column)} TYPE ${type} GRANULARITY 1`,
+    `ALTER TABLE ${t} MATERIALIZE INDEX ${NGRAM_INDEX.name}`,
+  ];
+}
+
+/** The SETTINGS of an aggregating table on this server; none on 18.16. */
+function tableSettings(a: Aggregate, traits: ServerTraits): string {
+  const settings: string[] = [];
+  if (traits.dimensionsSetting && dimensions(a).length > 0) settings.push('allow_dimensions_outside_sorting_key = 1');
+  if (traits.skipIndexes && isFlexTable(a.table)) settings.push(`index_granularity = ${NGRAM_INDEX.rowsPerGranule}`);
+  return settings.length > 0 ? ` SETTINGS ${settings.join(', ')}` : '';
+}
+
+/** The plain columns of `a` outside its sorting key. */
+function dimensions(a: Aggregate): string[] {
+  const key = new Set(a.orderBy.split(',').map((c) => c.trim()));
+  return a.columns.map((c) => c.split(' ')[0]!).filter((c) => !key.has(c));
+}
+
 /** The statements of `rrscan clickhouse init`, in the order they must run. */
-export function schemaStatements(t: SchemaTarget): string[] {
+export function schemaStatements(t: SchemaTarget, traits: ServerTraits): string[] {
   const db = sqlIdentifier(t.database);
   const out = [`CREATE DATABASE IF NOT EXISTS ${db}`];
   for (const a of AGGREGATES) {
     const inputCols = INPUT_COLUMNS[a.input].map(([n, type]) => `${n} ${type}`).join(', ');
     out.push(`CREATE TABLE IF NOT EXISTS ${db}.${a.input} (${inputCols}) ENGINE = Null`);
     out.push(`CREATE TABLE IF NOT EXISTS ${db}.${a.table} (${[...a.columns, ...a.states].join(', ')}) ` +
-      `ENGINE = ${engine(t, a.table)} ORDER BY (${a.orderBy})`);
+      `ENGINE = ${engine(t, a.table)} ORDER BY (${a.orderBy})${tableSettings(a, traits)}`);
     out.push(`CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.${a.table}_mv TO ${db}.${a.table} ` +
       `AS SELECT ${a.select} FROM ${db}.${a.input} GROUP BY ${a.groupBy}`);
     if (t.cluster === undefined) continue;
@@ -237,11 +346,23 @@ export interface InitResult {
  * engine asked for (IF NOT EXISTS would keep them as they are).
  */
 export async function initSchema(ch: ClickHouse, t: SchemaTarget): Promise<InitResult> {
-  const version = await ch.version();
-  const warnings = t.replicated === true ? await checkReplication(ch, t, version) : [];
+  const traits = await serverTraits(ch);
+  const warnings = t.replicated === true ? await checkReplication(ch, t, traits.version) : [];
   await checkEngines(ch, t);
-  for (const sql of schemaStatements(t)) await ch.exec(sql);
-  return { version, warnings };
+  for (const sql of schemaStatements(t, traits)) await ch.exec(sql);
+  if (traits.skipIndexes) await addNgramIndexes(ch, t.database);
+  return { version: traits.version, warnings };
+}
+
+/** Adds the ngram index where a flex table lacks it (made before an upgrade, or new). */
+async function addNgramIndexes(ch: ClickHouse, database: string): Promise<void> {
+  // Only where it is missing: MATERIALIZE rewrites the index of every part, which a repeated init must not redo.
+  const indexed = await ngramIndexedTables(ch, database);
+  for (const [table, column] of NGRAM_INDEX.tables) {
+    if (indexed.has(table)) continue;
+    const granularity = await granularityOf(ch, database, table);
+    for (const sql of ngramIndexStatements(database, table, column, granularity)) await ch.exec(sql);
+  }
 }
 
 /** ClickHouse's code for a table it does not know: system.zookeeper exists only when <zookeeper> is configured. */

@@ -43,6 +43,9 @@ export interface ClickHouseServer {
   close(): Promise<void>;
 }
 
+/** What a test needs of any ClickHouse it talks to: a private server, or chdb-http (helpers/chdb-http.ts). */
+export type ClickHouseUnderTest = Pick<ClickHouseServer, 'httpPort' | 'url' | 'dir' | 'errors' | 'rssKiB' | 'close'>;
+
 async function pings(url: string): Promise<boolean> {
   try {
     const r = await fetch(`${url}/ping`, { signal: AbortSignal.timeout(1_000) });

@@ -2,8 +2,9 @@
 // sent again is skipped once its ingest is done; an ingest killed with
 // SIGKILL mid-file leaves it started without done, and the next run refuses
 // that file (naming it and the remedy) while it ingests the others; --again
-// sends it anyway; of two runs of one file at once, one sends it. A real
-// private clickhouse-server (Debian's 18.16).
+// sends it anyway; of two runs of one file at once, one sends it. On a
+// private clickhouse-server (Debian's 18.16) and on ClickHouse 26.7's engine
+// (chdb behind helpers/chdb-http.ts).
 
 import { spawn } from 'node:child_process';
 import { copyFileSync, writeFileSync } from 'node:fs';
@@ -11,10 +12,12 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClickHouse } from '../../src/clickhouse/client.js';
 import { ClickHouseLedger } from '../../src/clickhouse/ledger.js';
-import { CLICKHOUSE_SKIP_REASON, HAVE_CLICKHOUSE, startClickHouse, type ClickHouseServer } from '../helpers/clickhouse-server.js';
+import { CHDB_SKIP_REASON, HAVE_CHDB, startChdbHttp } from '../helpers/chdb-http.js';
+import { CLICKHOUSE_SKIP_REASON, HAVE_CLICKHOUSE, startClickHouse, type ClickHouseUnderTest } from '../helpers/clickhouse-server.js';
 import { BIN, cli, tempPaths } from '../helpers/rrscan.js';
 
 if (!HAVE_CLICKHOUSE) console.warn(CLICKHOUSE_SKIP_REASON);
+if (!HAVE_CHDB) console.warn(CHDB_SKIP_REASON);
 
 const temp = tempPaths();
 afterAll(temp.removeAll);
@@ -33,8 +36,14 @@ function ndjson(file: string, from: number, to: number): string {
   return file;
 }
 
-describe.skipIf(!HAVE_CLICKHOUSE)('the ClickHouse input ledger', () => {
-  let ch: ClickHouseServer;
+/** The releases the ledger's SQL runs on: Debian's 18.16, and 26.7's engine through chdb-http (requests one at a time). */
+const RELEASES = [
+  { release: "Debian's clickhouse-server", have: HAVE_CLICKHOUSE, start: (): Promise<ClickHouseUnderTest> => startClickHouse() },
+  { release: 'ClickHouse 26.7 through chdb', have: HAVE_CHDB, start: (): Promise<ClickHouseUnderTest> => startChdbHttp() },
+];
+
+for (const { release, have, start } of RELEASES) describe.skipIf(!have)(`the ClickHouse input ledger on ${release}`, () => {
+  let ch: ClickHouseUnderTest;
   let client: ClickHouse;
   let src: string;
   const sum = async (): Promise<number> =>
@@ -48,7 +57,7 @@ describe.skipIf(!HAVE_CLICKHOUSE)('the ClickHouse input ledger', () => {
       '\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z\\); skipped\\n$');
 
   beforeAll(async () => {
-    ch = await startClickHouse();
+    ch = await start();
     client = new ClickHouse(ch.url);
     src = temp.fresh();
     const r = cli(['clickhouse', 'init', '--url', ch.url]);

@@ -2,23 +2,32 @@
 // read back by a real ClickHouse as exactly the value it was made from:
 // generated strings (any code point) and byte strings (invalid UTF-8
 // included) go through `SELECT hex(<literal>)` on a private clickhouse-server
-// and come back as the hex of their UTF-8 form or of the bytes.
+// and come back as the hex of their UTF-8 form or of the bytes. On Debian's
+// clickhouse-server (18.16) and on ClickHouse 26.7 through chdb
+// (helpers/chdb-http.ts): the parser of both must read them alike.
 
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClickHouse } from '../../src/clickhouse/client.js';
 import { sqlString } from '../../src/clickhouse/literal.js';
 import { LIMITS } from '../../src/config/limits.js';
-import { CLICKHOUSE_SKIP_REASON, HAVE_CLICKHOUSE, startClickHouse, type ClickHouseServer } from '../helpers/clickhouse-server.js';
+import { CHDB_SKIP_REASON, HAVE_CHDB, startChdbHttp } from '../helpers/chdb-http.js';
+import { CLICKHOUSE_SKIP_REASON, HAVE_CLICKHOUSE, startClickHouse, type ClickHouseUnderTest } from '../helpers/clickhouse-server.js';
 
 if (!HAVE_CLICKHOUSE) console.warn(CLICKHOUSE_SKIP_REASON);
+if (!HAVE_CHDB) console.warn(CHDB_SKIP_REASON);
 
-describe.skipIf(!HAVE_CLICKHOUSE)('ClickHouse reads every literal back as its value', () => {
-  let server: ClickHouseServer;
+const RELEASES = [
+  { release: "Debian's clickhouse-server", have: HAVE_CLICKHOUSE, start: (): Promise<ClickHouseUnderTest> => startClickHouse() },
+  { release: 'ClickHouse 26.7 through chdb', have: HAVE_CHDB, start: (): Promise<ClickHouseUnderTest> => startChdbHttp() },
+];
+
+for (const { release, have, start } of RELEASES) describe.skipIf(!have)(`${release} reads every literal back as its value`, () => {
+  let server: ClickHouseUnderTest;
   let ch: ClickHouse;
 
   beforeAll(async () => {
-    server = await startClickHouse();
+    server = await start();
     ch = new ClickHouse(server.url);
   }, 60_000);
 

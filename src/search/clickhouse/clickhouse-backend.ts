@@ -111,7 +111,7 @@ export class ClickHouseBackend implements SearchBackend {
   describe(): Record<string, unknown> {
     return {
       backend: 'clickhouse', url: this.opts.url, database: this.opts.database, distributed: this.tables.distributed,
-      querySeconds: this.querySeconds,
+      ngramIndex: this.tables.ngramIndex, querySeconds: this.querySeconds,
     };
   }
 

@@ -15,14 +15,22 @@
 //   most `want` of them: offset + limit + 1, the +1 telling `limited` from
 //   `succeeded`, as locally.
 //
+// - Where the flex tables have the ngram skip index (schema.ts NGRAM_INDEX,
+//   tables.ngramIndex), the pattern's trigram query (query/trigram-query.ts:
+//   trigrams every matching record holds, lower-cased) is added as LIKE
+//   conditions on the indexed expression, so the server reads only granules
+//   that may match. They are necessary conditions of match(), so the answer
+//   is the same with or without them.
+//
 // Each row is one value: its rrtypes (and for rdata their wire forms in hex,
 // in the same order), then the value; arrays first, so a row never begins
 // with the "Code: " of a mid-stream error.
 
-import { firstTimeSql, type Tables } from '../../clickhouse/schema.js';
+import { firstTimeSql, ngramIndexed, type Tables } from '../../clickhouse/schema.js';
 import { sqlString, sqlUInt, sqlUIntList } from '../../clickhouse/literal.js';
 import { isDnssecType, RRTYPE_MAX } from '../../dns/rrtype.js';
 import type { TimeFence, TypeFilter } from '../../model/filters.js';
+import { trigramText, type TrigramQuery } from '../../model/trigram-query.js';
 import type { FlexQuery } from '../../query/flex-query.js';
 import { compilePattern } from '../../query/pattern.js';
 
@@ -55,10 +63,31 @@ export function fenceSql(f: TimeFence, first: string, last: string): string | un
   return c.length > 0 ? c.join(' AND ') : undefined;
 }
 
-/** match() of a flex pattern on `column`, or undefined when the pattern matches every record. */
-function matchSql(method: FlexQuery['method'], pattern: string, column: string): string | undefined {
+/** A LIKE pattern matching values that contain `text` (LIKE's %, _ and \\ escaped). */
+function containsLike(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/** A trigram query as conditions on `lowered` (a lower-cased value), or undefined when it holds for every value. */
+export function trigramSql(q: TrigramQuery, lowered: string): string | undefined {
+  if (q.op === 'all') return undefined;
+  if (q.op === 'none') return '0';
+  const parts = [...q.trigrams.map((t) => `${lowered} LIKE ${sqlString(containsLike(trigramText(t)))}`),
+    ...q.subs.map((sub) => trigramSql(sub, lowered) ?? '1')];
+  return parts.length === 1 ? parts[0] : `(${parts.join(q.op === 'and' ? ' AND ' : ' OR ')})`;
+}
+
+/**
+ * match() of a flex pattern on `column`, preceded by its trigram conditions
+ * when `ngrams` (the column has the ngram index); undefined when the pattern
+ * matches every record.
+ */
+function matchSql(method: FlexQuery['method'], pattern: string, column: string, ngrams = false): string | undefined {
   const p = compilePattern(method, pattern);
-  return p.everyRecord ? undefined : `match(${column}, ${sqlString(p.blobSource)})`;
+  if (p.everyRecord) return undefined;
+  const match = `match(${column}, ${sqlString(p.blobSource)})`;
+  const index = ngrams ? trigramSql(p.trigrams, ngramIndexed(column)) : undefined;
+  return index !== undefined ? `${index} AND ${match}` : match;
 }
 
 /** The SELECT of a flexible search; `q`'s patterns must compile (the plan checked). */
@@ -67,7 +96,7 @@ export function flexSql(q: FlexQuery, fence: TimeFence, want: number, tables: Ta
   const value = names ? 'rrname' : 'rdata';
   const table = names ? tables.flex_names : tables.flex_rdata;
   const where: string[] = [];
-  const main = matchSql(q.method, q.pattern, value);
+  const main = matchSql(q.method, q.pattern, value, tables.ngramIndex);
   if (main !== undefined) where.push(main);
   if (q.exclude !== undefined) where.push(`NOT ${matchSql(q.method, q.exclude, value) ?? '1'}`);
   const types = typeFilterSql(q.typeFilter);
