@@ -455,6 +455,12 @@ async function send(address: string, batches: Uint8Array[][]): Promise<void> {
   await s.finish(); // FINISH: the receiver has taken every frame
 }
 
+/** Reads one series of a receiver started with --metrics-port 0. */
+function metrics(r: Receiver): (name: string) => Promise<number> {
+  const url = /^rrscan metrics at (http:\/\/\S+) /m.exec(r.stdout())![1]!;
+  return async (name) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(await (await fetch(url)).text())![1]);
+}
+
 const logged = (r: Receiver, event: string) => r.logs().filter((l) => l['event'] === event);
 const lastLogged = (r: Receiver, event: string) => waitFor(`a ${event} log line`, () => logged(r, event).at(-1), 20_000);
 
@@ -483,9 +489,7 @@ describe.skipIf(SKIP !== '')('rrscan ingest --listen on a full disk', () => {
     const data = prepared('retry');
     const r = await startReceiver(data, ['tcp:127.0.0.1:0'], ['--flush-seconds', '1', '--compact', 'off', '--metrics-port', '0'],
       disk.inside);
-    const metricsUrl = /^rrscan metrics at (http:\/\/\S+) /m.exec(r.stdout())![1]!;
-    const metric = async (name: string) =>
-      Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(await (await fetch(metricsUrl)).text())![1]);
+    const metric = metrics(r);
     const sent = frames('retry', 2000, '10.8');
     try {
       disk.fill(SHORTAGES[0]!.pages(0));
@@ -520,6 +524,43 @@ describe.skipIf(SKIP !== '')('rrscan ingest --listen on a full disk', () => {
     expect(published).toHaveLength(2010);
     expect(published).toEqual(fileIngested([...first, ...sent]));
     expect(leftovers(readdirSync(path.join(disk.outside, 'retry')))).toEqual([]);
+  }, 90_000);
+
+  it('while a failed flush is held the next budget fills, then the senders pause: two budgets at most, nothing lost', async () => {
+    const data = prepared('pause');
+    const r = await startReceiver(data, ['tcp:127.0.0.1:0'],
+      ['--flush-seconds', '1', '--memory-rrsets', '200', '--compact', 'off', '--metrics-port', '0'], disk.inside);
+    const metric = metrics(r);
+    const sent = frames('pause', 1000, '10.11');
+    const s = await FrameSender.connect(r.addresses[0]!);
+    try {
+      await s.handshake();
+      disk.fill(0);
+      await s.write(cat(sent));
+      await lastLogged(r, 'flush-failed');
+      await waitFor('the senders to pause', () =>
+        r.logs().find((l) => l['msg'] === 'memory budget reached: senders paused until the flush is done'));
+      // Paused: however long the disk stays full, the receiver reads no further than the failed flush and one budget.
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      const taken = await metric('rrscan_ingest_records_total');
+      const waiting = await metric('rrscan_ingest_retry_rrsets');
+      expect(waiting).toBeGreaterThan(0);
+      expect(taken - waiting).toBe(200);
+      expect(taken).toBeLessThanOrEqual(400);
+      expect(await metric('rrscan_ingest_flushes_failed_total')).toBeGreaterThanOrEqual(2);
+      expect(await metric('rrscan_ingest_lost_rrsets_total')).toBe(0);
+
+      disk.free();
+      await s.finish(30_000); // resumed: every frame taken
+      await waitFor('every RRset published',
+        async () => ((await metric('rrscan_ingest_published_rrsets_total')) === 1000 ? true : undefined));
+      expect(r.logs().some((l) => l['msg'] === 'senders resumed')).toBe(true);
+    } finally {
+      disk.free();
+      s.socket.destroy();
+      expect(await r.stop()).toBe(0);
+    }
+    expect(publishedRrsets(path.join(disk.outside, 'pause'))).toEqual(fileIngested([...first, ...sent]));
   }, 90_000);
 
   it('a flush whose shard is written but whose manifest swap fails keeps the file and retries only the swap', async () => {
