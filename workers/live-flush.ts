@@ -4,15 +4,27 @@
 // copied); this thread builds and writes the shard file, which the
 // receiver then publishes. Building here keeps the receiver reading its
 // senders meanwhile.
+//
+// A write that fails (a full disk) does not throw: the columns are the only
+// copy of those RRsets, so they go back to the receiver, their memory
+// transferred again (Piscina.move), and it retries them later.
 
+import { Piscina } from 'piscina';
 import { SHARD_HEADER_BYTES } from '../src/shard/format.js';
-import type { LiveFlushTask } from '../src/ingest/live/publisher.js';
-import { RrsetTable } from '../src/shard/rrset-table.js';
-import type { WrittenShard } from '../src/shard/shard-spiller.js';
+import type { LiveFlushResult, LiveFlushTask } from '../src/ingest/live/publisher.js';
+import { dataBuffers, RrsetTable } from '../src/shard/rrset-table.js';
 import { buildShardBody, writeShardFile } from '../src/shard/shard-writer.js';
 
-export default async function liveFlush(t: LiveFlushTask): Promise<WrittenShard> {
-  const { body, stats } = buildShardBody(new RrsetTable(t.table), t.label, t.now);
-  const file = await writeShardFile(t.dataDir, body, t.now, t.writer);
-  return { file, rrsets: stats.rrsets, bytes: body.byteLength + SHARD_HEADER_BYTES };
+export default async function liveFlush(t: LiveFlushTask): Promise<LiveFlushResult> {
+  try {
+    const { body, stats } = buildShardBody(new RrsetTable(t.table), t.label, t.now);
+    const file = await writeShardFile(t.dataDir, body, t.now, t.writer);
+    return { written: { file, rrsets: stats.rrsets, bytes: body.byteLength + SHARD_HEADER_BYTES } };
+  } catch (err) {
+    const failed: LiveFlushResult = { failed: (err as Error).message, table: t.table };
+    // Piscina posts the value with the buffers in its transfer list; the caller receives the value itself. Its
+    // typings give the two symbols as plain `symbol`, so the object cannot be seen to be its Transferable: cast.
+    const moved = { [Piscina.transferableSymbol]: dataBuffers(t.table), [Piscina.valueSymbol]: failed };
+    return Piscina.move(moved as unknown as Parameters<typeof Piscina.move>[0]) as unknown as LiveFlushResult;
+  }
 }

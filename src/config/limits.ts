@@ -335,6 +335,12 @@ export const LIMITS = Object.freeze({
    * peak RSS 340 MiB at 200,000 (node dist/bench/live-dnstap.js --frames 300000 --transport tcp).
    */
   liveRrsetsInMemoryMax: 200_000,
+  /**
+   * A failed flush (a full disk) is retried at the next --flush-seconds tick
+   * or after this long, whichever comes first: the bound on how long paused
+   * senders wait once space is back, when --flush-seconds is long.
+   */
+  liveFlushRetryMs: 5_000,
   /** Running totals are logged this often (and with every flush). */
   liveTotalsLogMs: 60_000,
   /** Rejected frames of one sender logged one by one; the rest are only counted (and logged at its disconnect). */

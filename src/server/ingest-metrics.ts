@@ -37,9 +37,13 @@ export function ingestMetricsRegistry(src: IngestMetricSources): Registry {
     () => r().outOfBailiwick);
   total(registry, 'rrscan_ingest_rejected_total', 'Frames or responses that did not decode', () => r().rejected);
   total(registry, 'rrscan_ingest_flushes_total', 'Flushes that published a shard', () => r().published.flushes);
-  total(registry, 'rrscan_ingest_flushes_failed_total', 'Flushes that failed (their RRsets are lost)', () => r().published.failedFlushes);
+  total(registry, 'rrscan_ingest_flushes_failed_total', 'Flush attempts that failed, retries included (their RRsets are kept for a retry)',
+    () => r().published.failedFlushes);
+  gauge(registry, 'rrscan_ingest_retry_rrsets', 'RRsets of a failed flush held now, waiting for its retry', [],
+    () => one(r().published.retryRrsets));
   total(registry, 'rrscan_ingest_published_rrsets_total', 'RRsets published by flushes', () => r().published.rrsets);
-  total(registry, 'rrscan_ingest_lost_rrsets_total', 'RRsets lost by failed flushes', () => r().published.lostRrsets);
+  total(registry, 'rrscan_ingest_lost_rrsets_total', 'RRsets lost: a flush still failing at shutdown, or a flush thread that died',
+    () => r().published.lostRrsets);
   const c = src.compactor;
   if (c !== undefined) {
     total(registry, 'rrscan_compaction_merges_total', 'Background merges published', () => c().merges);

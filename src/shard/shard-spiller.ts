@@ -91,6 +91,23 @@ export class ShardSpiller {
     this.rrsets += w.rrsets;
   }
 
+  /**
+   * Takes back the table a spillWith handed to a `write` that failed and
+   * returned it (the live receiver's worker hands the memory back), so a
+   * later spillWith or publish() writes those RRsets again. Only a spiller
+   * that holds nothing else: the table may be one rebuilt from data(), which
+   * cannot take more observations, so the caller adds nothing after this.
+   */
+  restore(table: RrsetTable): void {
+    if (this.table.size !== 0) throw new Error('ShardSpiller.restore: the spiller already holds RRsets');
+    this.table = table;
+  }
+
+  /** RRsets of this run not yet published: those held and those in written, unlisted shards. */
+  get unpublished(): number {
+    return this.table.size + this.written.reduce((n, w) => n + w.rrsets, 0);
+  }
+
   /** Shards written by another thread for this run: published or deleted with this one's. */
   adopt(shards: readonly WrittenShard[], records: number, observations: number): void {
     for (const w of shards) {

@@ -4,8 +4,8 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
-import { control } from '../unit/ingest/wire-fixtures.js';
-import { BIN, get, objects } from './rrscan.js';
+import { AA, QR, a, control, dnsMessage, dnstapFrame } from '../unit/ingest/wire-fixtures.js';
+import { get, objects, rrscanCommand } from './rrscan.js';
 
 export const DNSTAP = 'protobuf:dnstap.Dnstap';
 export const ACCEPT = 1;
@@ -13,6 +13,20 @@ export const START = 2;
 export const STOP = 3;
 export const READY = 4;
 export const FINISH = 5;
+
+/** The response time of every answer(). */
+export const T = 1_760_000_000;
+const AUTH_RESPONSE = 2;
+
+/** An AUTH_RESPONSE frame answering `name` A `ip` from zone `zone` (query_zone), with optional extra additional records. */
+export function answer(name: string, ip: string, zone = 'live.test.', additional: { name: string; ip: string }[] = []): Uint8Array {
+  const response = dnsMessage({
+    flags: QR | AA, qname: name,
+    answer: [{ name, type: 1, rdata: a(ip) }],
+    additional: additional.map((r) => ({ name: r.name, type: 1, rdata: a(r.ip) })),
+  });
+  return dnstapFrame({ type: AUTH_RESPONSE, responseTimeSec: T, response, zone });
+}
 
 export interface Receiver {
   proc: ChildProcess;
@@ -28,9 +42,11 @@ export interface Receiver {
   kill9(): Promise<void>;
 }
 
-export async function startReceiver(dataDir: string, listen: string[], extra: string[] = ['--flush-seconds', '1']): Promise<Receiver> {
-  const args = [BIN, 'ingest', '--data', dataDir, ...listen.flatMap((a) => ['--listen', a]), ...extra];
-  const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+/** `prefix`: a command that runs rrscan (full-disk.test.ts: nsenter into a mount namespace; it execs, so signals reach rrscan). */
+export async function startReceiver(dataDir: string, listen: string[], extra: string[] = ['--flush-seconds', '1'],
+  prefix: readonly string[] = []): Promise<Receiver> {
+  const [file, args] = rrscanCommand(['ingest', '--data', dataDir, ...listen.flatMap((l) => ['--listen', l]), ...extra], prefix);
+  const proc = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   proc.stderr!.on('data', (d: Buffer) => { err += d.toString(); });

@@ -57,7 +57,7 @@ export interface CliResult {
  * that runs it (full-disk.test.ts runs it inside a mount namespace with
  * `nsenter -t PID -m`).
  */
-function rrscanCommand(args: string[], prefix: readonly string[]): [string, string[]] {
+export function rrscanCommand(args: string[], prefix: readonly string[]): [string, string[]] {
   const argv = [process.execPath, BIN, ...args];
   return prefix.length > 0 ? [prefix[0]!, [...prefix.slice(1), ...argv]] : [argv[0]!, argv.slice(1)];
 }

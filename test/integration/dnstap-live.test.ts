@@ -5,27 +5,14 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { AA, QR, a, be32, cat, control, dnsMessage, dnstapFrame } from '../unit/ingest/wire-fixtures.js';
+import { be32, cat, control } from '../unit/ingest/wire-fixtures.js';
 import { HAVE_REAL, REAL, REAL_SKIP_REASON, addKey, cli, startServer, tempPaths, type Server } from '../helpers/rrscan.js';
 import {
-  ACCEPT, DNSTAP, FINISH, FrameSender, READY, START, results, startReceiver, waitFor, waitForResults,
+  ACCEPT, DNSTAP, FINISH, FrameSender, READY, START, T, answer, results, startReceiver, waitFor, waitForResults,
 } from '../helpers/live-ingest.js';
 
 const { fresh, removeAll } = tempPaths();
 afterAll(removeAll);
-
-const T = 1_760_000_000;
-const AUTH_RESPONSE = 2;
-
-/** An AUTH_RESPONSE frame answering `name` A `ip` from zone `zone` (query_zone), with optional extra additional records. */
-function answer(name: string, ip: string, zone = 'live.test.', additional: { name: string; ip: string }[] = []): Uint8Array {
-  const response = dnsMessage({
-    flags: QR | AA, qname: name,
-    answer: [{ name, type: 1, rdata: a(ip) }],
-    additional: additional.map((r) => ({ name: r.name, type: 1, rdata: a(r.ip) })),
-  });
-  return dnstapFrame({ type: AUTH_RESPONSE, responseTimeSec: T, response, zone });
-}
 
 const rec = (rrname: string, ip: string, bailiwick = 'live.test.') =>
   ({ count: 1, time_first: T, time_last: T, rrname, rrtype: 'A', bailiwick, rdata: [ip] });
@@ -355,9 +342,10 @@ describe('rrscan ingest --listen --metrics-port', () => {
         ? true : undefined));
       const m = await scrape();
       expect(['senders', 'senders_total', 'frames_total', 'responses_total', 'records_total', 'out_of_bailiwick_total',
-        'rejected_total', 'flushes_failed_total', 'lost_rrsets_total'].map((k) => [k, m.get(`rrscan_ingest_${k}`)]))
+        'rejected_total', 'flushes_failed_total', 'retry_rrsets', 'lost_rrsets_total'].map((k) => [k, m.get(`rrscan_ingest_${k}`)]))
         .toEqual([['senders', 0], ['senders_total', 1], ['frames_total', 3], ['responses_total', 3], ['records_total', 3],
-          ['out_of_bailiwick_total', 1], ['rejected_total', 0], ['flushes_failed_total', 0], ['lost_rrsets_total', 0]]);
+          ['out_of_bailiwick_total', 1], ['rejected_total', 0], ['flushes_failed_total', 0], ['retry_rrsets', 0],
+          ['lost_rrsets_total', 0]]);
       expect(m.get('rrscan_ingest_flushes_total')).toBeGreaterThanOrEqual(1);
       expect(m.get('rrscan_compaction_merges_total')).toBe(0);
     } finally {

@@ -21,6 +21,11 @@
 // through; the manifest lock; the new manifest. Sizes are measured, not
 // assumed: the shard a run will write is first written on the ordinary disk.
 //
+// The live receiver (`ingest --listen`) runs inside too, and dnstap senders
+// reach it over TCP; its flushes fail and are retried until there is room,
+// and what it published is read back from the shards and compared with a
+// file ingest of the same frames.
+//
 // Where the machine cannot make such a mount (no unshare or nsenter, no
 // permission), every test here skips and says why.
 
@@ -28,7 +33,12 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, statfsSync, writeFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readManifest } from '../../src/shard/manifest.js';
+import { openShard } from '../../src/shard/shard-reader.js';
+import { shardRrsets } from '../../src/shard/shard-rrsets.js';
+import { answer, DNSTAP, FrameSender, START, STOP, startReceiver, waitFor, type Receiver } from '../helpers/live-ingest.js';
 import { begin, body, cli, get, ok, startServer, tempPaths, type CliResult, type Server } from '../helpers/rrscan.js';
+import { cat, control } from '../unit/ingest/wire-fixtures.js';
 
 const temp = tempPaths();
 afterAll(temp.removeAll);
@@ -397,4 +407,228 @@ describe.skipIf(SKIP !== '')('rrscan serve while its disk fills up', () => {
     disk.free();
     expect(server.stderr()).not.toMatch(/unhandled|uncaught/i);
   });
+});
+
+// ---- the live receiver ----
+
+/** `count` dnstap frames, one RRset each, named `<tag><i>.live.test.`. */
+const frames = (tag: string, count: number, net: string) =>
+  Array.from({ length: count }, (_, i) => answer(`${tag}${i}.live.test.`, ip(i, net)));
+
+/**
+ * Every RRset the manifest of `dir` lists, read with the shard reader, as
+ * sorted JSON lines; an RRset found in several shards once, its counts
+ * summed and its times widened, as a search merges them.
+ */
+function publishedRrsets(dir: string): string[] {
+  const byKey = new Map<string, { rrname: string; rrtype: number; bailiwick: string; rdata: string[]; count: number;
+    timeFirst: number; timeLast: number }>();
+  for (const e of readManifest(dir).shards) {
+    for (const { key, rrset: o } of shardRrsets(openShard(path.join(dir, e.file)))) {
+      const seen = byKey.get(key);
+      if (seen === undefined) {
+        byKey.set(key, { rrname: o.rrname, rrtype: o.rrtype, bailiwick: o.bailiwick, rdata: o.rdata.map((r) => r.text),
+          count: o.count, timeFirst: o.timeFirst, timeLast: o.timeLast });
+      } else {
+        seen.count += o.count;
+        seen.timeFirst = Math.min(seen.timeFirst, o.timeFirst);
+        seen.timeLast = Math.max(seen.timeLast, o.timeLast);
+      }
+    }
+  }
+  return [...byKey.values()].map((v) => JSON.stringify(v)).sort();
+}
+
+/** What a file ingest of `sent` publishes: the frames as one dnstap file (START, frames, STOP), ingested on the ordinary disk. */
+function fileIngested(sent: Uint8Array[]): string[] {
+  const dir = temp.fresh();
+  const file = path.join(dir, 'sent.fstrm');
+  writeFileSync(file, cat([control(START, DNSTAP), ...sent, control(STOP)]));
+  expectOk(cli(['ingest', '--data', path.join(dir, 'data'), file]));
+  return publishedRrsets(path.join(dir, 'data'));
+}
+
+async function send(address: string, batches: Uint8Array[][]): Promise<void> {
+  const s = await FrameSender.connect(address);
+  await s.handshake();
+  for (const b of batches) await s.write(cat(b));
+  await s.finish(); // FINISH: the receiver has taken every frame
+}
+
+/** Reads one series of a receiver started with --metrics-port 0. */
+function metrics(r: Receiver): (name: string) => Promise<number> {
+  const url = /^rrscan metrics at (http:\/\/\S+) /m.exec(r.stdout())![1]!;
+  return async (name) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(await (await fetch(url)).text())![1]);
+}
+
+const logged = (r: Receiver, event: string) => r.logs().filter((l) => l['event'] === event);
+const lastLogged = (r: Receiver, event: string) => waitFor(`a ${event} log line`, () => logged(r, event).at(-1), 20_000);
+
+describe.skipIf(SKIP !== '')('rrscan ingest --listen on a full disk', () => {
+  let disk: TinyDisk;
+  /** Published by a file ingest into each test's data directory first: the manifest lock then exists, as in a running service. */
+  const first = frames('first', 10, '10.7');
+  let firstFile: string;
+
+  /** A data directory on the small disk, `first` published in it. */
+  function prepared(name: string): string {
+    const dir = path.join(disk.dir, name);
+    expectOk(cli(['ingest', '--data', dir, firstFile], {}, disk.inside));
+    return dir;
+  }
+
+  beforeAll(async () => {
+    disk = await TinyDisk.mount(4096);
+    firstFile = path.join(temp.fresh(), 'first.fstrm');
+    writeFileSync(firstFile, cat([control(START, DNSTAP), ...first, control(STOP)]));
+  });
+
+  afterAll(() => disk?.close());
+
+  it('a flush that cannot write its shard keeps its RRsets; once there is room a retry publishes every one', async () => {
+    const data = prepared('retry');
+    const r = await startReceiver(data, ['tcp:127.0.0.1:0'], ['--flush-seconds', '1', '--compact', 'off', '--metrics-port', '0'],
+      disk.inside);
+    const metric = metrics(r);
+    const sent = frames('retry', 2000, '10.8');
+    try {
+      // No page free: a tick may flush any part of what has come, and every such shard must fail.
+      disk.fill(0);
+      // Four writes; a tick among them flushes what has come so far, and fails.
+      await send(r.addresses[0]!, [0, 1, 2, 3].map((q) => sent.slice(q * 500, (q + 1) * 500)));
+      const failed = await lastLogged(r, 'flush-failed');
+      expect(failed['err']).toMatch(/no space left on device \(writing shard \d{10}-[0-9a-f]{12}-[0-9a-f]{12}\.rrs\)/);
+      expect(failed['msg']).toBe('flush failed; its RRsets are kept and it will retry (before newer data)');
+      // Retried at every tick, and failing: counted each time, the RRsets waiting visible, none lost.
+      await waitFor('three failed attempts', async () => ((await metric('rrscan_ingest_flushes_failed_total')) >= 3 ? true : undefined));
+      const waiting = await metric('rrscan_ingest_retry_rrsets');
+      expect(waiting).toBeGreaterThan(0);
+      expect(waiting).toBeLessThanOrEqual(2000);
+      expect(await metric('rrscan_ingest_lost_rrsets_total')).toBe(0);
+      expect(await metric('rrscan_ingest_published_rrsets_total')).toBe(0);
+      expect(readManifest(path.join(disk.outside, 'retry')).shards).toHaveLength(1); // the file ingest's only
+      expect(r.proc.exitCode).toBe(null);
+
+      disk.free();
+      await waitFor('every RRset published',
+        async () => ((await metric('rrscan_ingest_published_rrsets_total')) === 2000 ? true : undefined));
+      expect(logged(r, 'flush').filter((l) => l['retry'] === true).length).toBeGreaterThanOrEqual(1);
+      expect(await metric('rrscan_ingest_retry_rrsets')).toBe(0);
+      expect(await metric('rrscan_ingest_lost_rrsets_total')).toBe(0);
+    } finally {
+      disk.free();
+      expect(await r.stop()).toBe(0);
+    }
+    expect(r.stdout()).toMatch(/ingest: stopped; 1 sender\(s\), 2000 frames, 2000 RRsets published in \d+ shard\(s\)/);
+    expect(r.stderr()).not.toMatch(/RRsets lost|unhandled|uncaught/i);
+    const published = publishedRrsets(path.join(disk.outside, 'retry'));
+    expect(published).toHaveLength(2010);
+    expect(published).toEqual(fileIngested([...first, ...sent]));
+    expect(leftovers(readdirSync(path.join(disk.outside, 'retry')))).toEqual([]);
+  }, 90_000);
+
+  it('while a failed flush is held the next budget fills, then the senders pause: two budgets at most, nothing lost', async () => {
+    const data = prepared('pause');
+    const r = await startReceiver(data, ['tcp:127.0.0.1:0'],
+      ['--flush-seconds', '1', '--memory-rrsets', '200', '--compact', 'off', '--metrics-port', '0'], disk.inside);
+    const metric = metrics(r);
+    const sent = frames('pause', 1000, '10.11');
+    const s = await FrameSender.connect(r.addresses[0]!);
+    try {
+      await s.handshake();
+      disk.fill(0);
+      await s.write(cat(sent));
+      await lastLogged(r, 'flush-failed');
+      await waitFor('the senders to pause', () =>
+        r.logs().find((l) => l['msg'] === 'memory budget reached: senders paused until the flush is done'));
+      // Paused: however long the disk stays full, the receiver reads no further than the failed flush and one budget.
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      const taken = await metric('rrscan_ingest_records_total');
+      const waiting = await metric('rrscan_ingest_retry_rrsets');
+      expect(waiting).toBeGreaterThan(0);
+      expect(taken - waiting).toBe(200);
+      expect(taken).toBeLessThanOrEqual(400);
+      expect(await metric('rrscan_ingest_flushes_failed_total')).toBeGreaterThanOrEqual(2);
+      expect(await metric('rrscan_ingest_lost_rrsets_total')).toBe(0);
+
+      disk.free();
+      await s.finish(30_000); // resumed: every frame taken
+      await waitFor('every RRset published',
+        async () => ((await metric('rrscan_ingest_published_rrsets_total')) === 1000 ? true : undefined));
+      expect(r.logs().some((l) => l['msg'] === 'senders resumed')).toBe(true);
+    } finally {
+      disk.free();
+      s.socket.destroy();
+      expect(await r.stop()).toBe(0);
+    }
+    expect(publishedRrsets(path.join(disk.outside, 'pause'))).toEqual(fileIngested([...first, ...sent]));
+  }, 90_000);
+
+  it('a flush whose shard is written but whose manifest swap fails keeps the file and retries only the swap', async () => {
+    // One flush of exactly 500 RRsets (--memory-rrsets), retried by its backoff (LIMITS.liveFlushRetryMs), not a tick.
+    const flags = ['--flush-seconds', '3600', '--memory-rrsets', '500', '--compact', 'off'];
+    const sent = frames('swap', 500, '10.9');
+    // The shard that flush writes, measured by the same flush on the ordinary disk.
+    const measure = path.join(temp.fresh(), 'data');
+    const m = await startReceiver(measure, ['tcp:127.0.0.1:0'], flags);
+    try {
+      await send(m.addresses[0]!, [sent]);
+      await lastLogged(m, 'flush');
+    } finally {
+      expect(await m.stop()).toBe(0);
+    }
+    const pages = shardPages(measure);
+
+    const data = prepared('swap');
+    const outside = path.join(disk.outside, 'swap');
+    const r = await startReceiver(data, ['tcp:127.0.0.1:0'], flags, disk.inside);
+    let kept: string[];
+    try {
+      disk.fill(SHORTAGES[1]!.pages(pages));
+      await send(r.addresses[0]!, [sent]);
+      const failed = await lastLogged(r, 'flush-failed');
+      expect(failed['err']).toMatch(/no space left on device \(writing manifest\.json\)/);
+      expect(failed['rrsets']).toBe(500);
+      // The written shard stays, unlisted, for the retry.
+      const listed = readManifest(outside).shards.map((e) => e.file);
+      kept = readdirSync(outside).filter((f) => f.endsWith('.rrs') && !listed.includes(f));
+      expect(kept).toHaveLength(1);
+      disk.free();
+      const retried = await lastLogged(r, 'flush');
+      expect(retried).toMatchObject({ retry: true, rrsets: 500, shards: kept });
+    } finally {
+      disk.free();
+      expect(await r.stop()).toBe(0);
+    }
+    expect(readManifest(outside).shards.map((e) => e.file)).toContain(kept[0]);
+    expect(publishedRrsets(outside)).toEqual(fileIngested([...first, ...sent]));
+    expect(leftovers(readdirSync(outside))).toEqual([]);
+  }, 90_000);
+
+  it('SIGTERM while the disk stays full: one last try, then the RRsets are logged as lost and the exit is 1', async () => {
+    const data = prepared('lost');
+    const outside = path.join(disk.outside, 'lost');
+    const before = snapshot(outside);
+    const r = await startReceiver(data, ['tcp:127.0.0.1:0'], ['--flush-seconds', '1', '--compact', 'off'], disk.inside);
+    let code: number | null;
+    try {
+      disk.fill(0);
+      await send(r.addresses[0]!, [frames('lost', 300, '10.10')]);
+      await lastLogged(r, 'flush-failed');
+      code = await r.stop();
+    } finally {
+      disk.free();
+      await r.stop();
+    }
+    expect(code).toBe(1);
+    const stopped = r.logs().find((l) => l['msg'] === 'receiver stopped')!;
+    const published = stopped['published'] as Record<string, number>;
+    expect(published).toMatchObject({ rrsets: 0, retryRrsets: 0, lostRrsets: 300 });
+    // Every failed try but the last said it would retry; the last, at shutdown, lost the RRsets, once.
+    expect(published['failedFlushes']).toBe(logged(r, 'flush-failed').length + 1);
+    expect(logged(r, 'flush-lost')).toEqual([expect.objectContaining({ level: 50, reason: 'shutdown', lostRrsets: 300 })]);
+    expect(r.stderr()).toContain(`rrscan ingest: 300 RRsets lost (${published['failedFlushes']} flush attempt(s) failed)\n`);
+    // What was published before is untouched, and nothing was left behind.
+    expect(snapshot(outside)).toEqual(before);
+  }, 90_000);
 });

@@ -7,7 +7,8 @@
 // Limits: LIMITS.liveSendersMax senders at once over all addresses (one
 // more is closed at once, logged); each sender's own limits are in
 // sender.ts. Backpressure: while the publisher is over its memory budget
-// every sender is paused, and new ones start paused.
+// every sender is paused, and new ones start paused; that includes the
+// whole time a failed flush (a full disk) waits for its retry (publisher.ts).
 //
 // Logs (pino, JSON lines on stderr): each sender's connect and disconnect
 // (with its reason and its frames, responses, RRsets, refusals and
@@ -15,7 +16,8 @@
 // running totals every LIMITS.liveTotalsLogMs.
 //
 // stop() (SIGTERM, SIGINT) stops listening, closes the senders, publishes
-// what is held and releases the writer lock.
+// what is held (a failed flush gets one last try) and releases the writer
+// lock.
 
 import { existsSync, rmSync } from 'node:fs';
 import net from 'node:net';
