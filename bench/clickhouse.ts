@@ -45,6 +45,8 @@ const QUERIES: { name: string; path: string }[] = [
 ];
 /** The pattern whose match() the per-core scan rate is measured with: no literal prefix helps it. */
 const SCAN_PATTERN = '.*-login\\..*';
+/** A pattern the shards' trigram index cannot narrow and nothing matches: the local tier scans every name. */
+const LOCAL_SCAN_PATTERN = '^[a-z]{40}';
 
 /** One data tier under test: where `serve` reads, and the ClickHouse nodes behind it (none for local shards). */
 interface Tier {
@@ -128,6 +130,22 @@ async function scanRatePerCore(tier: Tier): Promise<void> {
     `in ${fmt(ms)} ms = ${fmt(rows / ms / 1000, 2)} M rows/s, ${fmt(bytes / ms / 1000, 1)} MB/s`);
 }
 
+/** The local tier's RE2 scan rate on one core: a server with one scan worker, a pattern that reads every name. */
+async function localScanRatePerCore(dataDir: string, key: string): Promise<void> {
+  const one = await startServer(dataDir, {}, ['--workers', '1']);
+  try {
+    const times: number[] = [];
+    for (let i = 0; i < 7; i++) {
+      times.push((await timedGet(one.port, `/pdns/v2/regex/rrnames/${encodeURIComponent(LOCAL_SCAN_PATTERN)}`, { 'X-API-Key': key })).ms);
+    }
+    const ms = percentile(times, 50);
+    console.log(`local shards, ${LOCAL_SCAN_PATTERN} on one scan worker: ${names} names in ${fmt(ms)} ms = ` +
+      `${fmt(names / ms / 1000, 2)} M names/s`);
+  } finally {
+    await one.stop();
+  }
+}
+
 async function timeQueries(servers: BenchServer[], tiers: Tier[], key: string, firstName: string): Promise<void> {
   console.log(`query | ${tiers.map((t) => `${t.name} p50 / p90 ms`).join(' | ')} | results | same answer`);
   for (const q of QUERIES) {
@@ -191,6 +209,7 @@ async function main(): Promise<void> {
     const key = await addKey({ kind: 'sqlite', dataDir }, { quota: { kind: 'unlimited' }, resultsMax: 1_000_000 });
     for (const tier of tiers) servers.push(await startServer(dataDir, {}, tier.serveArgs));
     await timeQueries(servers, tiers, key, firstName);
+    await localScanRatePerCore(dataDir, key);
     for (const s of started) console.log(`clickhouse-server on ${s.url}: ${fmt(s.rssKiB() / 1024, 0)} MiB RSS`);
   } finally {
     await Promise.all(servers.map((s) => s.stop()));
