@@ -27,6 +27,7 @@
 
 import { randomUUID } from 'node:crypto';
 import type { ClickHouse } from './client.js';
+import { LIMITS } from '../config/limits.js';
 import { ClickHouseError } from '../errors/catalogue.js';
 import { sqlIdentifier, sqlString } from './literal.js';
 import { DISTRIBUTED_SUFFIX, LEDGER_TABLE } from './schema.js';
@@ -79,10 +80,28 @@ export class ClickHouseLedger {
   /**
    * After started(): whether this run is the first of those that started the
    * file and have not withdrawn (see the top). When not, it withdraws.
+   *
+   * With replicas, a read may reach a replica that has not yet fetched the
+   * row started() wrote to another (replication is asynchronous), and a run
+   * that took "not first" from such a read would skip its file with nobody
+   * sending it. So this run's own row must be seen before it decides; it
+   * waits for it, polling, up to LIMITS.ledgerClaimWaitMs, then fails the
+   * file rather than guess.
    */
   async claim(input: { sha256: string; name: string; bytes: number }): Promise<boolean> {
-    const line = (await this.ch.exec(`${runsOf(this.table, input.sha256)} ORDER BY started, run LIMIT 1 FORMAT TabSeparated`)).trimEnd();
-    if (line.split('\t')[3] === this.run) return true;
+    const deadline = Date.now() + LIMITS.ledgerClaimWaitMs;
+    for (;;) {
+      const runs = (await this.ch.exec(`${runsOf(this.table, input.sha256)} ORDER BY started, run LIMIT ${LIMITS.ledgerRunsReadMax} ` +
+        'FORMAT TabSeparated')).split('\n').filter((l) => l !== '').map((l) => l.split('\t')[3]);
+      const mine = runs.indexOf(this.run);
+      if (mine === 0) return true;
+      if (mine > 0) break;
+      if (Date.now() > deadline) {
+        throw new ClickHouseError(`${input.name}: the input ledger still does not show this run's start after ` +
+          `${LIMITS.ledgerClaimWaitMs} ms (replicas that far behind?); nothing of it was sent`);
+      }
+      await new Promise((r) => setTimeout(r, LIMITS.ledgerClaimPollMs));
+    }
     await this.write(input, WITHDRAWN);
     return false;
   }

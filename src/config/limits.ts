@@ -204,6 +204,15 @@ export const LIMITS = Object.freeze({
   ledgerInputsMax: 10_000,
   /** A ledger entry keeps at most this many characters of its file's path (the rest is cut). */
   ledgerNameCharsMax: 256,
+  /**
+   * How long a ClickHouse ingest waits to see its own `started` row in the
+   * ledger before it decides whether it is the run that sends a file
+   * (clickhouse/ledger.ts claim: a replica read may lag the write).
+   */
+  ledgerClaimWaitMs: 10_000,
+  ledgerClaimPollMs: 50,
+  /** Runs of one file a claim reads (each is a run that started it and did not withdraw: a handful at most). */
+  ledgerRunsReadMax: 1_000,
 
   // --- Keys, licences and quotas (src/auth; spec sections 5 and 8) ---
   /** An API key is hex digits or dashes; below 16 characters it is guessable, above 256 it is not a key. */
