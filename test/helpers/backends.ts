@@ -12,7 +12,7 @@ import { writeFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe } from 'vitest';
 import { CLICKHOUSE_SKIP_REASON, HAVE_CLICKHOUSE, startClickHouse, type ClickHouseServer } from './clickhouse-server.js';
-import { cli, ingestNdjson, startServer, type CliResult, type Server } from './rrscan.js';
+import { cliOk, ingestNdjson, startServer, type Server } from './rrscan.js';
 
 export interface BackendUnderTest {
   readonly name: 'local shards' | 'ClickHouse';
@@ -24,14 +24,10 @@ export interface BackendUnderTest {
   startServer(dataDir: string, extra?: string[], env?: Record<string, string>): Promise<Server>;
 }
 
-function succeed(what: string, r: CliResult): void {
-  if (r.code !== 0) throw new Error(`${what} failed (${r.code}): ${r.stdout}\n${r.stderr}`);
-}
-
 const local: BackendUnderTest = {
   name: 'local shards',
   ingestNdjson: (dataDir, objects, name) => void ingestNdjson(dataDir, objects, name),
-  ingestFiles: (dataDir, files) => succeed('ingest', cli(['ingest', '--data', dataDir, ...files])),
+  ingestFiles: (dataDir, files) => void cliOk(['ingest', '--data', dataDir, ...files]),
   startServer: (dataDir, extra = [], env = {}) => startServer(dataDir, extra, env),
 };
 
@@ -41,13 +37,13 @@ function clickhouse(server: () => ClickHouseServer): BackendUnderTest {
   const database = (dataDir: string): string => {
     const db = `t_${path.basename(dataDir).replace(/[^A-Za-z0-9_]/g, '_')}`;
     if (!initialised.has(db)) {
-      succeed('clickhouse init', cli(['clickhouse', 'init', '--url', server().url, '--database', db]));
+      cliOk(['clickhouse', 'init', '--url', server().url, '--database', db]);
       initialised.add(db);
     }
     return db;
   };
   const target = (dataDir: string): string[] => ['--clickhouse-url', server().url, '--clickhouse-database', database(dataDir)];
-  const ingestFiles = (dataDir: string, files: string[]): void => succeed('ingest', cli(['ingest', ...target(dataDir), ...files]));
+  const ingestFiles = (dataDir: string, files: string[]): void => void cliOk(['ingest', ...target(dataDir), ...files]);
   return {
     name: 'ClickHouse',
     ingestNdjson: (dataDir, objects, name = 'fixture.ndjson') => {

@@ -5,7 +5,7 @@
 
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { get, type Server } from './rrscan.js';
+import { cliOk, get, type Server } from './rrscan.js';
 
 /** Requests in flight at once per comparison: enough to keep both servers busy on two cores. */
 const IN_PARALLEL = 8;
@@ -21,6 +21,18 @@ export function ndjsonFilesBeside(dir: string, lists: readonly (readonly object[
     writeFileSync(file, objs.map((o) => JSON.stringify(o)).join('\n') + '\n');
     return file;
   });
+}
+
+/**
+ * Ingests `file` into the data directory and into ClickHouse at `url`; fails
+ * when either tier skipped it (its input ledger took it for ingested), which
+ * would leave the two tiers with different data and the comparison meaningless.
+ */
+export function ingestBoth(dir: string, url: string, file: string, extra: readonly string[] = []): void {
+  for (const target of [['--data', dir], ['--clickhouse-url', url]]) {
+    const out = cliOk(['ingest', ...target, ...extra, file]);
+    if (/skipped/.test(out)) throw new Error(`rrscan ingest ${target.join(' ')} ${file} skipped it: ${out}`);
+  }
 }
 
 export interface Difference {

@@ -13,13 +13,13 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe } from 'vitest';
 import type { KeyStoreConfig } from '../../src/auth/stores/open-key-store.js';
 import { freePort } from '../../src/lib/free-port.js';
+import { probeAnswers } from './tcp-probe.js';
 
 /**
  * The executable `name` found on PATH, then in `also` (redis-server here,
@@ -65,23 +65,8 @@ export interface RedisServer {
 }
 
 /** Whether a server on the port answers PING with +PONG. */
-function pings(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const sock = net.connect({ host: '127.0.0.1', port });
-    let reply = '';
-    const done = (ok: boolean): void => {
-      sock.destroy();
-      resolve(ok);
-    };
-    sock.setTimeout(1_000, () => done(false));
-    sock.once('error', () => done(false));
-    sock.once('connect', () => sock.write('PING\r\n'));
-    sock.on('data', (d: Buffer) => {
-      reply += d.toString();
-      if (reply.includes('\r\n')) done(reply.startsWith('+PONG'));
-    });
-  });
-}
+const pings = (port: number): Promise<boolean> =>
+  probeAnswers(port, 'PING\r\n', (reply) => (reply.includes('\r\n') ? reply.startsWith('+PONG') : undefined));
 
 export async function startRedis(): Promise<RedisServer> {
   if (REDIS_SERVER === undefined) throw new Error(REDIS_SKIP_REASON);

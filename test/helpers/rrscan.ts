@@ -70,6 +70,13 @@ export function cli(args: string[], env: Record<string, string> = {}, prefix: re
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
 
+/** Runs the CLI and answers its stdout; throws with its output when it exits non-zero. */
+export function cliOk(args: string[]): string {
+  const r = cli(args);
+  if (r.code !== 0) throw new Error(`rrscan ${args.join(' ')} failed (${r.code}): ${r.stdout}\n${r.stderr}`);
+  return r.stdout;
+}
+
 /** Writes NDJSON lines to a file and ingests it; throws with the CLI's output on failure. */
 export function ingestNdjson(dataDir: string, objects: object[], name = 'fixture.ndjson'): CliResult {
   const file = path.join(dataDir, '..', `${path.basename(dataDir)}-${name}`);

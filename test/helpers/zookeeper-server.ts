@@ -13,11 +13,11 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../src/lib/free-port.js';
 import { onPath } from './redis-server.js';
+import { probeAnswers } from './tcp-probe.js';
 
 /** Debian's server jar; its manifest's Class-Path names the jars it needs, so it is the whole class path. */
 const ZOOKEEPER_JAR = '/usr/share/java/zookeeper.jar';
@@ -49,22 +49,9 @@ export interface ZooKeeperServer {
   close(): Promise<void>;
 }
 
-/** Whether a server on the port answers the four-letter command ruok with imok. */
-function answersRuok(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const sock = net.connect({ host: '127.0.0.1', port });
-    let reply = '';
-    const done = (ok: boolean): void => {
-      sock.destroy();
-      resolve(ok);
-    };
-    sock.setTimeout(1_000, () => done(false));
-    sock.once('error', () => done(false));
-    sock.once('connect', () => sock.write('ruok'));
-    sock.on('data', (d: Buffer) => { reply += d.toString(); });
-    sock.once('end', () => done(reply === 'imok'));
-  });
-}
+/** Whether a server on the port answers the four-letter command ruok with imok (and then closes). */
+const answersRuok = (port: number): Promise<boolean> =>
+  probeAnswers(port, 'ruok', (reply, ended) => (ended ? reply === 'imok' : undefined));
 
 function zooCfg(dir: string, port: number): string {
   return [

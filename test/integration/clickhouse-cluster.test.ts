@@ -16,9 +16,9 @@ import { FLEX_FIXTURE } from '../fixtures/flex-dataset.js';
 import {
   CLICKHOUSE_SKIP_REASON, HAVE_CLICKHOUSE, startClickHouseCluster, type ClickHouseServer,
 } from '../helpers/clickhouse-server.js';
-import { ndjsonFilesBeside } from '../helpers/differential.js';
+import { ingestBoth, ndjsonFilesBeside } from '../helpers/differential.js';
 import {
-  addKey, begin, body, cli, get, removeDir, requestsByMember, startServer, tempDir, type Server,
+  addKey, begin, body, cli, cliOk, get, removeDir, requestsByMember, startServer, tempDir, type Server,
 } from '../helpers/rrscan.js';
 
 if (!HAVE_CLICKHOUSE) console.warn(CLICKHOUSE_SKIP_REASON);
@@ -36,20 +36,14 @@ describe.skipIf(!HAVE_CLICKHOUSE)('a ClickHouse cluster of two shards answers as
   let fronts: Server[] = [];
   const data = differentialData(2_000, SEED);
   const H = () => ({ 'X-API-Key': key });
-  const ok = (args: string[]): string => {
-    const r = cli(args);
-    if (r.code !== 0) throw new Error(`rrscan ${args.join(' ')} failed (${r.code}): ${r.stdout}\n${r.stderr}`);
-    return r.stdout;
-  };
 
   beforeAll(async () => {
     nodes = await startClickHouseCluster(CLUSTER, 2);
     dir = tempDir();
     files = ndjsonFilesBeside(dir, [...data.files, FLEX_FIXTURE]);
-    for (const n of nodes) ok(['clickhouse', 'init', '--url', n.url, '--cluster', CLUSTER]);
+    for (const n of nodes) cliOk(['clickhouse', 'init', '--url', n.url, '--cluster', CLUSTER]);
     for (const f of files) {
-      ok(['ingest', '--data', dir, f]);
-      ok(['ingest', '--clickhouse-url', nodes[0]!.url, f]);
+      ingestBoth(dir, nodes[0]!.url, f);
     }
     key = addKey(dir, ['--unlimited']);
     [local, ...fronts] = await Promise.all([

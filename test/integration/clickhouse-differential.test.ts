@@ -34,9 +34,9 @@ import { differentialData, flexPaths, lookupPaths } from '../fixtures/differenti
 import { FLEX_FIXTURE } from '../fixtures/flex-dataset.js';
 import { CHDB_SKIP_REASON, HAVE_CHDB, startChdbHttp } from '../helpers/chdb-http.js';
 import { CLICKHOUSE_SKIP_REASON, HAVE_CLICKHOUSE, startClickHouse, type ClickHouseUnderTest } from '../helpers/clickhouse-server.js';
-import { differences, ndjsonFilesBeside } from '../helpers/differential.js';
+import { differences, ingestBoth as ingestInto, ndjsonFilesBeside } from '../helpers/differential.js';
 import {
-  addKey, begin, body, cli, get, HAVE_REAL, REAL, REAL_SKIP_REASON, removeDir, startServer, streamGet, tempDir, type Server,
+  addKey, begin, body, cli, cliOk, get, HAVE_REAL, REAL, REAL_SKIP_REASON, removeDir, startServer, streamGet, tempDir, type Server,
 } from '../helpers/rrscan.js';
 
 if (!HAVE_CLICKHOUSE) console.warn(CLICKHOUSE_SKIP_REASON);
@@ -80,15 +80,7 @@ for (const { release, have, start, server, ngrams } of RELEASES) describe.skipIf
   const data = differentialData(GENERATED_RRSETS, SEED);
 
   const H = () => ({ 'X-API-Key': key });
-  const ok = (args: string[]): string => {
-    const r = cli(args);
-    if (r.code !== 0) throw new Error(`rrscan ${args.join(' ')} failed (${r.code}): ${r.stdout}\n${r.stderr}`);
-    return r.stdout;
-  };
-  const ingestBoth = (file: string): void => {
-    ok(['ingest', '--data', dir, file]);
-    ok(['ingest', '--clickhouse-url', ch.url, file]);
-  };
+  const ingestBoth = (file: string): void => ingestInto(dir, ch.url, file);
 
   beforeAll(async () => {
     const t0 = performance.now();
@@ -98,7 +90,7 @@ for (const { release, have, start, server, ngrams } of RELEASES) describe.skipIf
     files = ndjsonFilesBeside(dir, [...data.files, FLEX_FIXTURE]);
     // Real data through every parser: zone files, DNSDB NDJSON, pcap, dnstap.
     if (HAVE_REAL) files.push(...REAL_FILES.map((f) => path.join(REAL, f)));
-    expect(ok(['clickhouse', 'init', '--url', ch.url])).toMatch(/^clickhouse init: database rrscan ready on ClickHouse \d+\.\d+/);
+    expect(cliOk(['clickhouse', 'init', '--url', ch.url])).toMatch(/^clickhouse init: database rrscan ready on ClickHouse \d+\.\d+/);
     // One ingest per file: the local side gets a shard each, which its merge combines.
     for (const f of files) ingestBoth(f);
     key = addKey(dir, ['--unlimited']);
@@ -121,7 +113,7 @@ for (const { release, have, start, server, ngrams } of RELEASES) describe.skipIf
     const client = new ClickHouse(ch.url);
     const count = () => client.exec('SELECT count() FROM rrscan.rrsets');
     const before = await count();
-    expect(ok(['clickhouse', 'init', '--url', ch.url])).toMatch(/ready/);
+    expect(cliOk(['clickhouse', 'init', '--url', ch.url])).toMatch(/ready/);
     expect(await count()).toBe(before);
     client.close();
   });
@@ -141,7 +133,7 @@ for (const { release, have, start, server, ngrams } of RELEASES) describe.skipIf
       // Tables made before an upgrade: init adds the index and builds it for the rows there.
       await client.exec(`ALTER TABLE rrscan.flex_names DROP INDEX ${NGRAM_INDEX.name}`);
       expect((await findTables(client, 'rrscan')).ngramIndex).toBe(false);
-      ok(['clickhouse', 'init', '--url', ch.url]);
+      cliOk(['clickhouse', 'init', '--url', ch.url]);
       expect(await indexed()).toBe(both);
       expect((await findTables(client, 'rrscan')).ngramIndex).toBe(true);
     }
@@ -201,8 +193,7 @@ for (const { release, have, start, server, ngrams } of RELEASES) describe.skipIf
     expect(await answers()).toEqual(before);
     expect(await differing(paths)).toEqual([]);
 
-    ok(['ingest', '--data', dir, '--again', files[1]!]);
-    ok(['ingest', '--clickhouse-url', ch.url, '--again', files[1]!]);
+    ingestInto(dir, ch.url, files[1]!, ['--again']);
     // The local server sees the new shard at its next manifest check.
     const deadline = Date.now() + 10_000;
     let after = await answers();
@@ -251,7 +242,7 @@ for (const { release, have, start, server, ngrams } of RELEASES) describe.skipIf
   }, 30_000);
 
   it('aggr=false: the answers of the local tier with its shards compacted into one', async () => {
-    ok(['compact', '--data', dir]);
+    cliOk(['compact', '--data', dir]);
     const compacted = await startServer(dir);
     try {
       const wires = data.rdata.filter((t) => /^\d+\.\d+\.\d+\.\d+$/.test(t)).slice(0, 10)
@@ -296,7 +287,7 @@ for (const { release, have, start, server, ngrams } of RELEASES) describe.skipIf
 
     beforeAll(async () => {
       client = new ClickHouse(ch.url);
-      ok(['clickhouse', 'init', '--url', ch.url, '--database', 'slow']);
+      cliOk(['clickhouse', 'init', '--url', ch.url, '--database', 'slow']);
       await client.exec("INSERT INTO slow.flex_names_in SELECT concat(toString(number), '.slow.test.'), 1, 1500000000, 1600000000 " +
         'FROM system.numbers LIMIT 1000000');
       big = addKey(dir, ['--unlimited', '--results-max', '1000000']);

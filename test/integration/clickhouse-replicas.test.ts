@@ -29,7 +29,7 @@ import { FLEX_FIXTURE } from '../fixtures/flex-dataset.js';
 import {
   CLICKHOUSE_SKIP_REASON, HAVE_CLICKHOUSE, startClickHouse, startReplicatedCluster, zookeeperConfig, type ClickHouseServer,
 } from '../helpers/clickhouse-server.js';
-import { differences, ndjsonFilesBeside } from '../helpers/differential.js';
+import { differences, ingestBoth as ingestInto, ndjsonFilesBeside } from '../helpers/differential.js';
 import { addKey, begin, body, cli, get, removeDir, startServer, tempDir, type Server } from '../helpers/rrscan.js';
 import { HAVE_ZOOKEEPER, startZooKeeper, ZOOKEEPER_SKIP_REASON, type ZooKeeperServer } from '../helpers/zookeeper-server.js';
 
@@ -103,15 +103,7 @@ describe.skipIf(!HAVE_CLICKHOUSE || !HAVE_ZOOKEEPER)('ClickHouse replicas: two s
   let version: string;
   const data = differentialData(2_000, SEED);
   const H = () => ({ 'X-API-Key': key });
-  const ok = (args: string[]): string => {
-    const r = cli(args);
-    if (r.code !== 0) throw new Error(`rrscan ${args.join(' ')} failed (${r.code}): ${r.stdout}\n${r.stderr}`);
-    return r.stdout;
-  };
-  const ingestBoth = (file: string): void => {
-    ok(['ingest', '--data', dir, file]);
-    ok(['ingest', '--clickhouse-url', nodes[0]![0]!.url, file]);
-  };
+  const ingestBoth = (file: string): void => ingestInto(dir, nodes[0]![0]!.url, file);
   const init = (node: ClickHouseServer, flags = ['--replicated', '--cluster', CLUSTER]) =>
     cli(['clickhouse', 'init', '--url', node.url, ...flags]);
   const paths = (seed: number) => [...flexPaths(data, QUERIES, seed), ...lookupPaths(data, QUERIES, seed)];
