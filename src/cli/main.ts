@@ -377,11 +377,16 @@ export function buildProgram(): Command {
           process.exitCode = EXIT_BAD_INPUT;
           return;
         }
-        // Any other failure also publishes nothing (ingestFiles deletes what
-        // the run wrote): one line. A full disk reads "DIR: no space left on
-        // device (writing FILE)" (DiskFullError). Not matched by code: errors
-        // from the parallel ingest threads arrive as copies without one.
-        console.error(`rrscan ingest: ${err instanceof Error ? err.message : String(err)}; nothing was published`);
+        // Any other failure also publishes nothing to shards (ingestFiles
+        // deletes what the run wrote): one line. A full disk reads "DIR: no
+        // space left on device (writing FILE)" (DiskFullError). Not matched by
+        // code: errors from the parallel ingest threads arrive as copies
+        // without one. ClickHouse takes batch by batch, so there the line says
+        // what stays and how the ledger guards it.
+        const outcome = o.clickhouseUrl !== undefined
+          ? 'batches sent before the failure stay in ClickHouse (the next run refuses a file left unfinished, until --again)'
+          : 'nothing was published';
+        console.error(`rrscan ingest: ${err instanceof Error ? err.message : String(err)}; ${outcome}`);
         process.exitCode = 1;
       }
     });

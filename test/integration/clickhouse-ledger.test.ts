@@ -172,6 +172,7 @@ for (const { release, have, start } of RELEASES) describe.skipIf(!have)(`the Cli
     const r = cli(['ingest', '--clickhouse-url', ch.url, '--clickhouse-database', 'old', f]);
     expect(r.code).toBe(1);
     expect(r.stderr).toBe(`rrscan ingest: ${ch.url}: no input ledger in database old (run \`rrscan clickhouse init\` again: ` +
-      'it adds the tables that are missing); nothing was published\n');
+      'it adds the tables that are missing); batches sent before the failure stay in ClickHouse (the next run refuses a file ' +
+      'left unfinished, until --again)\n');
   });
 });
