@@ -72,23 +72,49 @@ export class ClickHouse {
     ({ host: this.host, port: this.port, auth: this.auth } = endpoint(url));
   }
 
-  /** A POST; `timeoutMs` bounds the wait for the answer's headers (ClickHouse sends them with its first block). */
-  private request(params: Record<string, string>, onResponse: (res: http.IncomingMessage) => void,
-    onError: (err: ClickHouseError) => void, timeoutMs: number = LIMITS.clickhouseConnectTimeoutMs): http.ClientRequest {
+  /**
+   * POSTs `body`; `timeoutMs` bounds the wait for the answer's headers
+   * (ClickHouse sends them with its first block). Answers a handle that
+   * destroys the request in flight.
+   *
+   * A request that fails before any answer on a reused keep-alive socket is
+   * sent once more on a new one. ClickHouse closes a connection idle for
+   * keep_alive_timeout (10 s on 18.16), and a process whose thread was busy
+   * that long (an ingest between batches, a test in spawnSync) has not yet
+   * seen the close when it writes the next request on that socket, which
+   * then fails with "socket hang up". Such a request never reached
+   * ClickHouse (Node's http docs: request.reusedSocket), so sending it again
+   * cannot run a statement twice.
+   */
+  private request(params: Record<string, string>, body: string | Buffer, onResponse: (res: http.IncomingMessage) => void,
+    onError: (err: ClickHouseError) => void, timeoutMs: number = LIMITS.clickhouseConnectTimeoutMs): { destroy(): void } {
     const query = new URLSearchParams({ max_query_size: String(LIMITS.clickhouseQueryBytesMax), ...params });
-    const req = http.request({
-      host: this.host, port: this.port, method: 'POST', path: `/?${query.toString()}`, agent: this.agent,
-      ...(this.auth !== undefined ? { auth: this.auth } : {}), timeout: timeoutMs,
-    }, onResponse);
-    req.once('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
-    req.once('error', (err) => onError(new ClickHouseError(`ClickHouse at ${this.url}: ${err.message}`)));
-    return req;
+    let current: http.ClientRequest;
+    const send = (mayResend: boolean): void => {
+      let answered = false;
+      const req = http.request({
+        host: this.host, port: this.port, method: 'POST', path: `/?${query.toString()}`, agent: this.agent,
+        ...(this.auth !== undefined ? { auth: this.auth } : {}), timeout: timeoutMs,
+      }, (res) => {
+        answered = true;
+        onResponse(res);
+      });
+      current = req;
+      req.once('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+      req.once('error', (err: NodeJS.ErrnoException) => {
+        if (mayResend && !answered && req.reusedSocket && err.code === 'ECONNRESET') return send(false);
+        onError(new ClickHouseError(`ClickHouse at ${this.url}: ${err.message}`));
+      });
+      req.end(body);
+    };
+    send(true);
+    return { destroy: () => current.destroy() };
   }
 
   /** Runs one statement; resolves with its whole answer (at most EXEC_ANSWER_BYTES_MAX bytes). */
   exec(sql: string, body?: Buffer, params: Record<string, string> = {}): Promise<string> {
     return new Promise((resolve, reject) => {
-      const req = this.request(body === undefined ? params : { ...params, query: sql }, (res) => {
+      this.request(body === undefined ? params : { ...params, query: sql }, body ?? sql, (res) => {
         res.setTimeout(0);
         const parts: Buffer[] = [];
         let size = 0;
@@ -108,7 +134,6 @@ export class ClickHouse {
         });
         res.once('error', (err) => reject(new ClickHouseError(err.message)));
       }, reject);
-      req.end(body ?? sql);
     });
   }
 
@@ -160,7 +185,7 @@ export class ClickHouse {
     // fail the search, not leave its rows out.
     const req = this.request({
       query_id: queryId, max_execution_time: String(maxSeconds), readonly: '2', skip_unavailable_shards: '0',
-    }, (r) => {
+    }, sql, (r) => {
       res = r;
       r.setTimeout(0);
       r.setEncoding('utf8');
@@ -200,7 +225,6 @@ export class ClickHouse {
       r.once('error', (err) => finish(new ClickHouseError(err.message)));
       r.once('aborted', () => finish(new ClickHouseError('ClickHouse closed the answer early')));
     }, (err) => finish(err), maxSeconds * 1000 + LIMITS.clickhouseConnectTimeoutMs);
-    req.end(sql);
     return {
       queryId,
       resume: () => {
