@@ -141,7 +141,7 @@ for (const { release, have, start, server, ngrams } of RELEASES) describe.skipIf
   });
 
   it('right-hand wildcard lookups of names with escaped bytes (\\. \\\\ \\032) get byte-identical answers', async () => {
-    // ClickHouse finds these owners through flex_names and reverses the names in SQL (lookup-sql.ts reversedNameSql).
+    // A forward prefix of names whose labels hold escapes: both tiers must agree on where a label ends.
     const rr = (rrname: string) => ({ rrname, rrtype: 'A', rdata: ['192.0.2.9'], bailiwick: 'esc.example.', count: 1,
       time_first: 1_500_000_000, time_last: 1_600_000_000 });
     const names = ['w.dot\\.inside.esc.example.', 'w.back\\\\slash.esc.example.', 'w.sp\\032ace.esc.example.',

@@ -67,31 +67,6 @@ function nameCondition(m: NameMatch, reversed: string, forward: string): NameCon
   }
 }
 
-/** One label of a presentation name: bytes other than dot and backslash, or a backslash and the byte it escapes. */
-const LABEL_RE = '(?:\\\\.|[^.\\\\])+';
-
-/**
- * dns/name.ts reverseName in SQL, for a presentation name column: its labels
- * (escapes kept: a backslash takes the next byte into the label) in reverse
- * order, each followed by a dot; the root stays ".".
- */
-function reversedNameSql(column: string): string {
-  return `if(${column} = '.', '.', concat(arrayStringConcat(arrayReverse(extractAll(${column}, ${sqlString(LABEL_RE)})), '.'), '.'))`;
-}
-
-/**
- * A right-hand wildcard (`www.example.*`) is a prefix of the forward name,
- * which rrsets' sort key (the reversed name) cannot find: alone, the
- * condition reads every RRset. flex_names is sorted by the forward name, so
- * the names come from its prefix range, and rrsets is read by their
- * reversed forms through its key. GLOBAL through Distributed tables: the
- * initiator builds the set once and sends it to every shard.
- */
-function ownersByForwardPrefix(forwardCondition: string, tables: Tables): string {
-  return `rrname_rev ${tables.distributed ? 'GLOBAL IN' : 'IN'} (SELECT ${reversedNameSql('rrname')} FROM ${tables.flex_names} ` +
-    `WHERE ${forwardCondition})`;
-}
-
 // Aliases differ from the column names: an alias equal to the column it aggregates is a cycle to ClickHouse.
 const SIGHTINGS = `sumMerge(count) AS c, ${firstTimeSql('minMerge(time_first)')} AS tf, maxMerge(time_last) AS tl, ` +
   `${firstTimeSql('minMerge(zone_time_first)')} AS ztf, maxMerge(zone_time_last) AS ztl`;
@@ -149,7 +124,6 @@ export function lookupShape(q: LookupQuery, want: number, tables: Tables): Looku
     assert.ok(q.value.kind === 'name', 'an rrset lookup is by name');
     const c = nameCondition(q.value.match, 'rrname_rev', 'rrname');
     where.push(c.where);
-    if (c.order === 'rrname') where.push(ownersByForwardPrefix(c.where, tables));
     if (q.bailiwick !== undefined) where.push(`bailiwick = ${sqlString(q.bailiwick)}`);
     order = `${c.order === 'rrname' ? 'owner' : c.order}, rrtype, bailiwick, texts`;
     shape = { target: 'rrset', ...(c.oneLabel ? { oneLabel: c.oneLabel } : {}) };
