@@ -25,7 +25,7 @@ import { redisKeyStoreConfig, sqliteKeyStoreConfig } from '../auth/stores/open-k
 import { redisUrlArg, registerKeysCommand } from './keys.js';
 import { progressBar } from './progress.js';
 import type { IngestMetricSources } from '../server/ingest-metrics.js';
-import type { MetricsListener } from '../server/metrics-listener.js';
+import type { MetricsListener, ReadinessCheck } from '../server/metrics-listener.js';
 
 const DEMO_RECORDS_DEFAULT = 1_000_000;
 const DEMO_KEY_FILE = 'demo-key.txt';
@@ -72,6 +72,7 @@ interface ServeFlags {
   metricsHost?: string;
   clickhouseUrl?: string;
   clickhouseDatabase?: string;
+  scrubMibPerS?: number;
 }
 
 /**
@@ -92,6 +93,7 @@ async function serveUntilSignal(opts: ServeFlags, listening: (url: string, stop:
     ...(opts.keepaliveMs !== undefined ? { keepAliveMs: opts.keepaliveMs } : {}),
     ...(opts.scanTurnMs !== undefined ? { scanTurnMs: opts.scanTurnMs } : {}),
     ...(opts.searchTimeoutMs !== undefined ? { searchTimeoutMs: opts.searchTimeoutMs } : {}),
+    ...(opts.scrubMibPerS !== undefined ? { scrubBytesPerSecond: opts.scrubMibPerS * 1_048_576 } : {}),
     ...(opts.redisUrl !== undefined ? { keyStore: redisKeyStoreConfig(opts.redisUrl) } : {}),
     ...(opts.metricsPort !== undefined
       ? { metrics: member ? 'supervisor' as const : { host: opts.metricsHost ?? '127.0.0.1', port: opts.metricsPort } } : {}),
@@ -245,7 +247,7 @@ async function receiveUntilSignal(dataDir: string, listen: ListenAddress[], flus
   let stopping = false;
   const listener = metrics === undefined ? undefined : await startIngestMetrics(metrics, {
     receiver: () => receiver.totals(), compactor: compactor === undefined ? undefined : () => compactor.totals,
-  }, () => Promise.resolve(stopping ? 'stopping' : undefined));
+  }, () => Promise.resolve({ notReady: stopping ? 'stopping' : undefined, degraded: undefined }));
   if (listener !== undefined) console.log(`rrscan metrics at ${listener.url}/metrics (health: /healthz, /readyz)`);
   for (const a of receiver.addresses) console.log(`rrscan ingest listening on ${a}`);
   await signalled;
@@ -264,7 +266,7 @@ async function receiveUntilSignal(dataDir: string, listen: ListenAddress[], flus
 
 /** The metrics listener of `ingest --listen --metrics-port N`. */
 async function startIngestMetrics(at: { host: string; port: number }, sources: IngestMetricSources,
-  ready: () => Promise<string | undefined>): Promise<MetricsListener> {
+  ready: ReadinessCheck): Promise<MetricsListener> {
   const { ingestMetricsRegistry } = await import('../server/ingest-metrics.js');
   const { startMetricsListener } = await import('../server/metrics-listener.js');
   return startMetricsListener(at.host, at.port, ingestMetricsRegistry(sources), ready);
@@ -407,6 +409,9 @@ export function buildProgram(): Command {
       integer('--scan-turn-ms', LIMITS.scanTurnMsMin, LIMITS.scanTurnMsMax), LIMITS.scanTurnMs)
     .option('--search-timeout-ms <n>', 'a search running longer ends its stream with {"cond":"failed","msg":"Query timed out"}',
       integer('--search-timeout-ms', LIMITS.searchTimeoutMsMin, LIMITS.searchTimeoutMsMax), LIMITS.searchTimeoutMs)
+    .option('--scrub-mib-per-s <n>', 're-read every shard in the background at most this fast and take one whose checksums ' +
+      'no longer match out of service (0 = off)', integer('--scrub-mib-per-s', 0, LIMITS.scrubMibPerSecondMax),
+    LIMITS.scrubBytesPerSecond / 1_048_576)
     .option('--redis-url <url>', 'keys, quotas and concurrency caps in Redis at redis://HOST:PORT[/DB], shared by every server ' +
       'naming it (add keys with `rrscan keys add --redis-url URL`); default: DIR/keys.sqlite', redisUrlArg)
     .option('--clickhouse-url <url>', 'answer searches from ClickHouse at http://HOST:8123 (tables from ' +

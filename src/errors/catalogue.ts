@@ -81,6 +81,8 @@ export const STREAM_MESSAGES = Object.freeze({
   SCAN_TIMEOUT: 'Query timed out',
   INTERNAL: 'Internal error',
   SHUTDOWN: 'Server is shutting down',
+  /** A shard this answer read was found damaged while it ran (search/local/shard-set.ts); it is out of service now. */
+  DATA_DAMAGED: 'Data file damaged during query, try again',
 });
 
 /**
@@ -159,6 +161,20 @@ export class ShardCorruptError extends Error {
   constructor(file: string, reason: string) {
     super(`${file}: corrupt shard: ${reason}`);
     this.name = 'ShardCorruptError';
+  }
+}
+
+/**
+ * A manifest.json that cannot be trusted: not JSON, another version, or an
+ * entry that is not a bare shard file name of the data directory (a path
+ * would let one entry reach any file, and name a shard twice). Readers keep
+ * what they had and refuse the whole file; writers refuse to build on it.
+ */
+export class ManifestError extends Error {
+  readonly code = 'MANIFEST_INVALID';
+  constructor(file: string, reason: string) {
+    super(`${file}: manifest refused: ${reason}`);
+    this.name = 'ManifestError';
   }
 }
 

@@ -46,5 +46,11 @@ export interface SearchBackend {
    * LIMITS.clickhouseConnectTimeoutMs where it asks another server.
    */
   notReady(): Promise<string | undefined>;
+  /**
+   * What the backend serves without while it is ready (shards quarantined),
+   * for /readyz's body and the log, or undefined. Optional: a tier that has
+   * no partial state leaves it out.
+   */
+  degraded?(): string | undefined;
   close(): Promise<void>;
 }

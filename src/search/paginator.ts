@@ -9,9 +9,11 @@
 //              nothing was written), or the output says it is complete
 //              (summarize's max_count);
 //   limited    a result existed beyond `limit`;
-//   failed     a source failed, the deadline passed, the sink was aborted, or
+//   failed     a source failed, the deadline passed, the sink was aborted,
 //              a source or the output threw (STREAM_MESSAGES.INTERNAL; the
-//              outcome carries the error for the caller's log).
+//              outcome carries the error for the caller's log), or the
+//              sources say what they read was damaged meanwhile
+//              (OpenSources.damaged), whatever the answer would have been.
 // Offsets are stable: the order is the keys' order, the same on every call
 // while the data is unchanged.
 //
@@ -137,6 +139,11 @@ class Paginator<S extends SortedSource, R> {
 
   private finish(terminator: Terminator, message?: string): void {
     if (this.finished) return;
+    const damaged = terminator === 'failed' ? undefined : this.opened?.damaged?.();
+    if (damaged !== undefined) {
+      terminator = 'failed';
+      message = damaged;
+    }
     this.finished = true;
     if (this.timer !== undefined) clearTimeout(this.timer);
     if (this.opened !== undefined) this.opened.close();

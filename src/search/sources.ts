@@ -42,6 +42,12 @@ export interface SourceEvents {
 export interface OpenSources<S extends SortedSource> {
   readonly sources: readonly S[];
   close(): void;
+  /**
+   * Why what the sources read cannot be trusted (a data file was found
+   * damaged while they read it), or undefined. Asked once, before an answer
+   * ends other than `failed`: the answer then ends `failed` with this text.
+   */
+  damaged?(): string | undefined;
 }
 
 /**

@@ -32,7 +32,7 @@ import { requireDataDir } from '../shard/manifest.js';
 import { Exchange, type AdmissionStage } from './exchange.js';
 import { log } from './log.js';
 import { metricsRegistry } from './metrics.js';
-import { startMetricsListener, type MetricsListener, type ReadinessCheck } from './metrics-listener.js';
+import { startMetricsListener, type MetricsListener, type Readiness, type ReadinessCheck } from './metrics-listener.js';
 import { answerScrapes } from './process-group.js';
 import { openApiText } from './openapi.js';
 import { acceptsNdjson, route, type Route } from './router.js';
@@ -57,6 +57,8 @@ export interface ServerOptions {
   scanTurnMs?: number;
   /** Wall time a search may take, then it ends with an in-stream failed (default LIMITS.searchTimeoutMs). */
   searchTimeoutMs?: number;
+  /** The background scrub's read rate, bytes a second; 0 turns it off (default LIMITS.scrubBytesPerSecond). */
+  scrubBytesPerSecond?: number;
   /** Where keys and their usage live (default: the data directory's SQLite store). */
   keyStore?: KeyStoreConfig;
   /**
@@ -80,6 +82,9 @@ export interface RunningServer {
 }
 
 const errorOf = (code: ApiErrorCode) => new ApiError(code);
+
+/** Stream failures that are the server's, not the query's: before any result is written they cost the key nothing. */
+const SERVER_FAULTS: ReadonlySet<string | undefined> = new Set([STREAM_MESSAGES.INTERNAL, STREAM_MESSAGES.DATA_DAMAGED]);
 
 /** The streams this process has open: a bound on them, and a shutdown ends them all with a terminator. */
 class OpenStreams {
@@ -200,7 +205,7 @@ class FrontEnd {
       // A summary counts results but writes its one line only when it succeeds, so a failed one has delivered nothing.
       const delivered = req.endpoint !== 'summarize' && outcome.results > 0;
       x.family.results += req.endpoint !== 'summarize' ? outcome.results : outcome.terminator === 'failed' ? 0 : 1;
-      if (outcome.terminator === 'failed' && outcome.message === STREAM_MESSAGES.INTERNAL && !delivered) this.refund(grant);
+      if (outcome.terminator === 'failed' && SERVER_FAULTS.has(outcome.message) && !delivered) this.refund(grant);
       this.logRequest(x, grant, req, outcome);
     } finally {
       this.streams.delete(w);
@@ -263,18 +268,21 @@ class FrontEnd {
 
 /**
  * /readyz: why this server cannot serve now (shutting down, the data
- * backend's reason, the key store not answering), or undefined. Probes do
- * not pile up: checks that come while one is out share its answer.
+ * backend's reason, the key store not answering), or what the backend
+ * serves without. Probes do not pile up: checks that come while one is out
+ * share its answer.
  */
 function readiness(front: FrontEnd, backend: SearchBackend, gate: AccessGate): ReadinessCheck {
-  let probing: Promise<string | undefined> | undefined;
+  let probing: Promise<Readiness> | undefined;
   const keyStore = (): Promise<string | undefined> => gate.probe().then(() => undefined, (err: unknown) => {
     log.warn({ err }, 'readiness: the key store did not answer');
     return 'key store unreachable';
   });
   return () => {
-    if (front.closing) return Promise.resolve('shutting down');
-    probing ??= Promise.all([backend.notReady(), keyStore()]).then(([data, keys]) => data ?? keys).finally(() => {
+    if (front.closing) return Promise.resolve({ notReady: 'shutting down', degraded: undefined });
+    probing ??= Promise.all([backend.notReady(), keyStore()]).then(([data, keys]) => ({
+      notReady: data ?? keys, degraded: backend.degraded?.(),
+    })).finally(() => {
       probing = undefined;
     });
     return probing;
@@ -333,10 +341,11 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ? await ClickHouseBackend.open({ ...opts.clickhouse, querySeconds: Math.ceil(searchTimeoutMs / 1000) + 1 })
     : new LocalBackend({
       dataDir: opts.dataDir,
-      log: (msg, extra) => log.info(extra ?? {}, msg),
+      log,
       ...(opts.threads !== undefined ? { threads: opts.threads } : {}),
       ...(opts.queueMax !== undefined ? { queueMax: opts.queueMax } : {}),
       ...(opts.scanTurnMs !== undefined ? { turnMs: opts.scanTurnMs } : {}),
+      scrubBytesPerSecond: opts.scrubBytesPerSecond ?? LIMITS.scrubBytesPerSecond,
     });
   const gate = AccessGate.open(opts.keyStore ?? sqliteKeyStoreConfig(opts.dataDir));
   const keepAliveMs = opts.keepAliveMs ?? LIMITS.keepAliveIntervalMs;

@@ -7,7 +7,11 @@
 //   GET /healthz  200 "ok": the process is up and its event loop turns
 //   GET /readyz   200 "ready" when it can serve: the data backend is ready
 //                 (shards mapped, or every ClickHouse shard answers) and the
-//                 key store answers; otherwise 503 "not ready: REASON"
+//                 key store answers; "ready; degraded: WHAT" while it serves
+//                 without something (a quarantined shard: still 200, since
+//                 pulling every server that shares a bad file would take
+//                 the whole service down; alert on the metric instead);
+//                 otherwise 503 "not ready: REASON"
 // Anything else: 404 "not found". Plain HTTP always: it is meant for a
 // loopback address or a private network, not for partners.
 
@@ -15,8 +19,19 @@ import type { Registry } from 'prom-client';
 import { log } from './log.js';
 import { uws, type HttpResponse, type us_listen_socket } from './uws.js';
 
-/** Resolves with why the server cannot serve now, or undefined when it can. */
-export type ReadinessCheck = () => Promise<string | undefined>;
+/** Why the server cannot serve now (notReady), or what it serves without (degraded); both undefined when all is well. */
+export interface Readiness {
+  notReady: string | undefined;
+  degraded: string | undefined;
+}
+
+export type ReadinessCheck = () => Promise<Readiness>;
+
+/** /readyz's status and body for a readiness. */
+export function readinessAnswer(r: Readiness): [status: string, body: string] {
+  if (r.notReady !== undefined) return ['503 Service Unavailable', `not ready: ${r.notReady}\n`];
+  return ['200 OK', r.degraded !== undefined ? `ready; degraded: ${r.degraded}\n` : 'ready\n'];
+}
 
 /** What /metrics prints: a prom-client registry, or the supervisor's aggregate of its members' (process-group.ts). */
 export type MetricsText = Pick<Registry, 'contentType' | 'metrics'>;
@@ -59,8 +74,8 @@ export async function startMetricsListener(host: string, port: number, registry:
   app.get('/metrics', (res) => later(res, async () => ['200 OK', registry.contentType, await registry.metrics()]));
   app.get('/healthz', (res) => reply(res, never, '200 OK', TEXT, 'ok\n'));
   app.get('/readyz', (res) => later(res, async () => {
-    const reason = await ready();
-    return reason === undefined ? ['200 OK', TEXT, 'ready\n'] : ['503 Service Unavailable', TEXT, `not ready: ${reason}\n`];
+    const [status, body] = readinessAnswer(await ready());
+    return [status, TEXT, body];
   }));
   app.any('/*', (res) => reply(res, never, '404 Not Found', TEXT, 'not found\n'));
   const sock = await new Promise<us_listen_socket>((resolve, reject) => {

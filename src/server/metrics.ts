@@ -180,12 +180,25 @@ function backendMetrics(registry: Registry, backend: () => LocalBackendStats): v
     () => one(pool().heldSeconds));
   counter(registry, 'rrscan_scan_worker_credit_wait_seconds_total',
     'Of the busy time, time tasks waited for their stream to take batches (slow readers)', [], () => one(pool().creditWaitSeconds));
-  gauge(registry, 'rrscan_shards', 'Shards in the current manifest', [], () => one(shards().shards), 'max');
+  gauge(registry, 'rrscan_shards', 'Shards served (those of the current manifest that are not quarantined)', [],
+    () => one(shards().shards), 'max');
+  gauge(registry, 'rrscan_shards_quarantined', 'Shard files the manifest lists that are out of service (corrupt, changed, missing)', [],
+    () => one(shards().quarantined.length), 'max');
+  counter(registry, 'rrscan_shard_faults_total', 'Reads of a mapped shard that faulted because its file shrank underneath', [],
+    () => one(shards().faults));
+  const scrub = () => backend().scrub ?? { bytes: 0, shards: 0, passes: 0, mismatches: 0, lastPassSeconds: 0 };
+  counter(registry, 'rrscan_scrub_bytes_total', 'Bytes of shard files the background scrub read and checked', [], () => one(scrub().bytes));
+  counter(registry, 'rrscan_scrub_shards_total', 'Shard files the background scrub checked', [], () => one(scrub().shards));
+  counter(registry, 'rrscan_scrub_passes_total', 'Scrub passes over every served shard completed', [], () => one(scrub().passes));
+  counter(registry, 'rrscan_scrub_mismatches_total', 'Shards the scrub found changed and took out of service', [],
+    () => one(scrub().mismatches));
+  gauge(registry, 'rrscan_scrub_last_pass_seconds', 'Wall time of the last scrub pass completed (0 before the first)', [],
+    () => one(scrub().lastPassSeconds), 'max');
   gauge(registry, 'rrscan_shard_generation', 'Generation of the manifest being served', [], () => one(shards().generation), 'max');
   gauge(registry, 'rrscan_shard_mapped_bytes', 'Bytes of shard files mapped, including shards a search holds after a reload', [],
     () => one(shards().mappedBytes));
   counter(registry, 'rrscan_shard_reloads_total', 'Manifest reloads that installed a new generation', [], () => one(shards().reloads));
-  counter(registry, 'rrscan_shard_reload_failures_total', 'Manifest reloads that failed (the previous shards kept serving)', [],
+  counter(registry, 'rrscan_shard_reload_failures_total', 'Manifest reloads refused or failed (the previous shards kept serving)', [],
     () => one(shards().reloadFailures));
   gauge(registry, 'rrscan_data_newest_observation_timestamp_seconds',
     'Newest time_last of the data served (epoch seconds; 0 with no shards)', [], () => one(shards().newestObservation ?? 0), 'max');

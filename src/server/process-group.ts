@@ -30,7 +30,7 @@ import { LIMITS } from '../config/limits.js';
 import { log } from './log.js';
 import { freePort } from '../lib/free-port.js';
 import { counter, gauge, one } from './metrics.js';
-import { startMetricsListener, type MetricsListener, type ReadinessCheck } from './metrics-listener.js';
+import { startMetricsListener, type MetricsListener, type Readiness, type ReadinessCheck } from './metrics-listener.js';
 
 const MEMBER_ENV = 'RRSCAN_GROUP_MEMBER';
 const PORT_ENV = 'RRSCAN_GROUP_PORT';
@@ -65,6 +65,7 @@ interface ScrapeReply {
   id: number;
   metrics: object[];
   notReady: string | null;
+  degraded: string | null;
 }
 
 function isScrapeRequest(m: unknown): m is ScrapeRequest {
@@ -93,7 +94,9 @@ export function answerScrapes(registry: Registry, ready: ReadinessCheck): void {
   process.on('message', (m: unknown) => {
     if (!isScrapeRequest(m)) return;
     Promise.all([m.metrics ? registry.getMetricsAsJSON() : [], ready()]).then(
-      ([metrics, notReady]) => process.send?.({ kind: 'scraped', id: m.id, metrics, notReady: notReady ?? null } satisfies ScrapeReply),
+      ([metrics, { notReady, degraded }]) => process.send?.({
+        kind: 'scraped', id: m.id, metrics, notReady: notReady ?? null, degraded: degraded ?? null,
+      } satisfies ScrapeReply),
       (err: unknown) => log.error({ err }, 'metrics for the supervisor failed'),
     );
   });
@@ -235,13 +238,19 @@ export class ProcessGroup {
     return registry.metrics();
   }
 
-  /** Why the group cannot serve: the first member not running or not ready, or undefined. */
-  async notReady(): Promise<string | undefined> {
+  /**
+   * Why the group cannot serve (the first member not running or not ready),
+   * or what its members serve without (each different text once: members
+   * map the same files, so they usually agree).
+   */
+  async readiness(): Promise<Readiness> {
+    const degraded = new Set<string>();
     for (const r of await this.scrape(false)) {
-      if ('missing' in r) return r.missing;
-      if (r.notReady !== null) return r.notReady;
+      if ('missing' in r) return { notReady: r.missing, degraded: undefined };
+      if (r.notReady !== null) return { notReady: r.notReady, degraded: undefined };
+      if (r.degraded !== null) degraded.add(r.degraded);
     }
-    return undefined;
+    return { notReady: undefined, degraded: degraded.size > 0 ? [...degraded].join('; ') : undefined };
   }
 
   /** SIGTERM to every member, SIGKILL to one still there after groupStopTimeoutMs; resolves with the exit code. */
@@ -267,5 +276,5 @@ function stopMember(worker: Worker): Promise<void> {
 /** The supervisor's metrics listener: /metrics and /readyz for the whole group. */
 export function startGroupMetrics(group: ProcessGroup, host: string, port: number): Promise<MetricsListener> {
   return startMetricsListener(host, port, { contentType: Registry.PROMETHEUS_CONTENT_TYPE, metrics: () => group.metrics() },
-    () => group.notReady());
+    () => group.readiness());
 }

@@ -164,7 +164,7 @@ export async function mergeShards(dataDir: string, inputs: readonly ShardEntry[]
       bounds = [undefined, undefined];
     } else {
       const readers = files.map((f) => ShardReader.open(path.join(dataDir, f)));
-      shards = readers.map((r) => ({ name: r.name, buffer: r.buffer }));
+      shards = readers.map((r) => r.handle());
       bounds = splitOwners(readers, threads);
     }
     // Threads share the output budget, so peak memory is that of one thread.
@@ -242,7 +242,7 @@ function splitOwners(readers: readonly ShardReader[], parts: number): (string | 
 
 /** Merges one range of owners of every input into new shard files; deletes what it wrote if it fails. */
 export async function compactRange(t: CompactRange): Promise<CompactRangeResult> {
-  const readers = t.shards.map((h) => (typeof h === 'string' ? ShardReader.open(h) : ShardReader.attach(h.name, h.buffer)));
+  const readers = t.shards.map((h) => (typeof h === 'string' ? ShardReader.open(h) : ShardReader.attach(h)));
   try {
     return await mergeRange(t, readers);
   } finally {

@@ -32,23 +32,43 @@ export function encodeHeader(body: Uint8Array): Buffer {
   return h;
 }
 
-/** Checks header and checksum of a whole mapped file; returns the FlatBuffer bytes. */
-export function verifyShard(file: string, bytes: Uint8Array): Uint8Array {
-  if (bytes.byteLength < SHARD_HEADER_BYTES) {
-    throw new ShardCorruptError(file, `truncated: ${bytes.byteLength} bytes, header needs ${SHARD_HEADER_BYTES}`);
+/** What a checked header says of the FlatBuffer that follows it. */
+export interface ShardHeader {
+  bodyBytes: number;
+  bodyCrc: number;
+}
+
+/**
+ * Checks a shard's header (magic, version, header checksum) and that the
+ * file is exactly as long as it says; `fileBytes` is the whole file's length.
+ */
+export function checkHeader(file: string, header: Uint8Array, fileBytes: number): ShardHeader {
+  if (fileBytes < SHARD_HEADER_BYTES || header.byteLength < SHARD_HEADER_BYTES) {
+    throw new ShardCorruptError(file, `truncated: ${fileBytes} bytes, header needs ${SHARD_HEADER_BYTES}`);
   }
-  const h = Buffer.from(bytes.buffer, bytes.byteOffset, SHARD_HEADER_BYTES);
+  const h = Buffer.from(header.buffer, header.byteOffset, SHARD_HEADER_BYTES);
   if (!h.subarray(0, 8).equals(SHARD_MAGIC)) throw new ShardCorruptError(file, 'bad magic: not an rrscan shard');
   const version = h.readUInt32LE(8);
   if (version !== SHARD_FORMAT_VERSION) {
     throw new ShardCorruptError(file, `format version ${version}, this build reads ${SHARD_FORMAT_VERSION}`);
   }
   if (h.readUInt32LE(12) !== crc32(h.subarray(16))) throw new ShardCorruptError(file, 'header checksum mismatch');
-  const length = Number(h.readBigUInt64LE(16));
-  if (bytes.byteLength !== SHARD_HEADER_BYTES + length) {
-    throw new ShardCorruptError(file, `length ${bytes.byteLength}, header says ${SHARD_HEADER_BYTES + length} (truncated or padded)`);
+  const bodyBytes = Number(h.readBigUInt64LE(16));
+  if (fileBytes !== SHARD_HEADER_BYTES + bodyBytes) {
+    throw new ShardCorruptError(file, `length ${fileBytes}, header says ${SHARD_HEADER_BYTES + bodyBytes} (truncated or padded)`);
   }
+  return { bodyBytes, bodyCrc: h.readUInt32LE(24) };
+}
+
+/** The body checksum's verdict, in one wording for the loader and the scrub. */
+export function checkBodyCrc(file: string, header: ShardHeader, crc: number): void {
+  if (crc !== header.bodyCrc) throw new ShardCorruptError(file, 'body checksum mismatch');
+}
+
+/** Checks header and checksum of a whole mapped file; returns the FlatBuffer bytes. */
+export function verifyShard(file: string, bytes: Uint8Array): Uint8Array {
+  const header = checkHeader(file, bytes, bytes.byteLength);
   const body = bytes.subarray(SHARD_HEADER_BYTES);
-  if (crc32(body) !== h.readUInt32LE(24)) throw new ShardCorruptError(file, 'body checksum mismatch');
+  checkBodyCrc(file, header, crc32(body));
   return body;
 }

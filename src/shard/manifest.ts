@@ -17,7 +17,8 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, statSync } from 'node
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { LIMITS } from '../config/limits.js';
-import { asDiskFull, DataDirMissingError } from '../errors/catalogue.js';
+import { asDiskFull, DataDirMissingError, ManifestError } from '../errors/catalogue.js';
+import { SHARD_FILE_SUFFIX } from './format.js';
 import { FileLock, isNewWriterLock, writerLockFile, writerOfLockName } from './file-lock.js';
 import { syncDir, writerOfShardFile } from './shard-writer.js';
 
@@ -63,14 +64,48 @@ export function emptyManifest(): Manifest {
   return { version: MANIFEST_VERSION, generation: 0, shards: [] };
 }
 
+/** Reads and checks the manifest (checkManifest); throws ManifestError when it cannot be trusted. */
 export function readManifest(dataDir: string): Manifest {
   const file = path.join(dataDir, MANIFEST_FILE);
   if (!existsSync(file)) return emptyManifest();
-  const parsed = JSON.parse(readFileSync(file, 'utf8')) as Manifest;
-  if (parsed.version !== MANIFEST_VERSION || !Array.isArray(parsed.shards)) {
-    throw new Error(`${file}: unsupported manifest version ${String(parsed.version)}`);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    if (err instanceof SyntaxError) throw new ManifestError(file, `not JSON (${err.message})`);
+    throw err;
   }
-  return parsed;
+  return checkManifest(file, parsed);
+}
+
+/**
+ * A shard's manifest entry names a file of the data directory and nothing
+ * else: a bare name with the shard suffix, no separator or NUL, not dot-led
+ * (temp files are; so are `.` and `..`), within NAME_MAX.
+ */
+function isShardName(name: string): boolean {
+  return name.length > SHARD_FILE_SUFFIX.length && name.length <= 255 && name.endsWith(SHARD_FILE_SUFFIX) &&
+    !name.startsWith('.') && !/[/\\\0]/.test(name);
+}
+
+/** `parsed` as a Manifest, or ManifestError naming the first thing wrong with it. */
+export function checkManifest(file: string, parsed: unknown): Manifest {
+  const m = parsed as Partial<Manifest> | null;
+  if (typeof m !== 'object' || m === null) throw new ManifestError(file, 'not a JSON object');
+  if (m.version !== MANIFEST_VERSION) throw new ManifestError(file, `unsupported manifest version ${String(m.version)}`);
+  if (!Number.isSafeInteger(m.generation) || m.generation! < 0) throw new ManifestError(file, 'generation is not a non-negative integer');
+  if (!Array.isArray(m.shards)) throw new ManifestError(file, 'shards is not a list');
+  const seen = new Set<string>();
+  m.shards.forEach((e: Partial<ShardEntry> | null, i) => {
+    const name = typeof e?.file === 'string' ? e.file : undefined;
+    if (name === undefined) throw new ManifestError(file, `shard ${i}: no file name`);
+    if (!isShardName(name)) {
+      throw new ManifestError(file, `shard ${i}: ${JSON.stringify(name)} is not a bare shard file name of the data directory`);
+    }
+    if (seen.has(name)) throw new ManifestError(file, `shard ${i}: ${name} is listed twice`);
+    seen.add(name);
+  });
+  return m as Manifest;
 }
 
 /**

@@ -22,6 +22,8 @@ import type { TrigramIndexParts } from './trigram-index.js';
 /** A shard as it crosses to a worker thread: the mapping is shared, never copied. */
 export interface ShardHandle {
   name: string;
+  /** The mapped file's identity (mapped-file.ts): a file replaced under the same name is another shard. */
+  identity: string;
   buffer: SharedArrayBuffer;
 }
 
@@ -58,8 +60,9 @@ function trigramParts(t: TrigramIndex | null): TrigramIndexParts {
   };
 }
 
-export class ShardReader {
+export class ShardReader implements ShardHandle {
   readonly name: string;
+  readonly identity: string;
   readonly buffer: SharedArrayBuffer;
   readonly root: Shard;
 
@@ -86,8 +89,9 @@ export class ShardReader {
     ip4Keys: Uint32Array; ip4Rdata: Uint32Array; ip6Keys: Uint8Array; ip6Rdata: Uint32Array; wireOrder: Uint32Array;
   };
 
-  private constructor(name: string, buffer: SharedArrayBuffer, body: Uint8Array) {
+  private constructor({ name, identity, buffer }: ShardHandle, body: Uint8Array) {
     this.name = name;
+    this.identity = identity;
     this.buffer = buffer;
     const bb = new flatbuffers.ByteBuffer(body);
     if (!Shard.bufferHasIdentifier(bb)) throw new ShardCorruptError(name, 'FlatBuffer identifier is not RRS1');
@@ -158,16 +162,21 @@ export class ShardReader {
     }
   }
 
-  /** Maps and fully verifies a shard file (main thread). */
+  /** Maps and fully verifies a shard file. */
   static open(file: string): ShardReader {
-    const buffer = mapFile(file);
+    const { buffer, identity } = mapFile(file);
     const body = verifyShard(file, new Uint8Array(buffer));
-    return new ShardReader(path.basename(file), buffer, body);
+    return new ShardReader({ name: path.basename(file), identity, buffer }, body);
   }
 
-  /** Views a shard already verified by the main thread (workers). */
-  static attach(name: string, buffer: SharedArrayBuffer): ShardReader {
-    return new ShardReader(name, buffer, new Uint8Array(buffer, SHARD_HEADER_BYTES));
+  /** Views a shard another thread has verified. */
+  static attach(h: ShardHandle): ShardReader {
+    return new ShardReader(h, new Uint8Array(h.buffer, SHARD_HEADER_BYTES));
+  }
+
+  /** What crosses to another thread: plain fields only (a ShardReader's views would be cloned, not shared). */
+  handle(): ShardHandle {
+    return { name: this.name, identity: this.identity, buffer: this.buffer };
   }
 
   get byteLength(): number {
@@ -350,4 +359,19 @@ function* reversedMatches(b: BlobColumns, m: NameMatch): Generator<readonly [num
 
 export function openShard(file: string): ShardReader {
   return ShardReader.open(file);
+}
+
+/** A shard file opened (its handle, to cross threads), or why it could not be (the error's message and code). */
+export type OpenOutcome = { file: string; handle: ShardHandle } | { file: string; error: string; code: string | undefined };
+
+/** Opens and verifies each file; one that fails does not stop the others. */
+export function openShardFiles(files: readonly string[]): OpenOutcome[] {
+  return files.map((file) => {
+    try {
+      return { file, handle: ShardReader.open(file).handle() };
+    } catch (err) {
+      const code = (err as { code?: unknown }).code;
+      return { file, error: (err as Error).message, code: typeof code === 'string' ? code : undefined };
+    }
+  });
 }

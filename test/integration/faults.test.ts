@@ -8,8 +8,8 @@
 //   - a failure before any byte of the response is the spec's 500 page
 //     (status 500, text/html; charset=utf-8, the catalogue body). Only the
 //     key store fails there (keystore-licence, keystore-charge): scans and
-//     shard reads run after the 200, and a shard that fails to open stops
-//     the server at start-up or is skipped at a reload;
+//     shard reads run after the 200, and a shard that fails to open is
+//     quarantined (served without, at start-up and at a reload alike);
 //   - the server keeps serving: ping, a lookup and a flex search right
 //     after, and after a scan worker's thread died (Piscina replaces it);
 //   - quota: a request that failed before any result was written costs the
@@ -342,11 +342,29 @@ describe('the key store failing', () => {
 });
 
 describe('a shard that fails to open', () => {
-  it('at start-up: the server does not start, and says why', async () => {
-    await expect(startServer(dir, ONE_WORKER, { RRSCAN_FAULTS: 'shard-open' })).rejects.toThrow(/injected fault: shard-open/);
+  it('at start-up: the server serves without it, logs the file and why, and tries it again at the next manifest', async () => {
+    const data = paths.fresh();
+    ingestNdjson(data, [record('first.startup.example.', 1)], 'first.ndjson');
+    ingestNdjson(data, [record('second.startup.example.', 2)], 'second.ndjson');
+    const key = { 'X-API-Key': addKey(data, ['--unlimited']) };
+    const server = await startServer(data, ONE_WORKER, { RRSCAN_FAULTS: 'shard-open:times=1' });
+    const found = async (name: string) => solid((await get(server, `/pdns/v2/lookup/rrset/name/${name}`, key)).body).length === 3;
+    try {
+      expect(await found('first.startup.example.')).toBe(false);
+      expect(await found('second.startup.example.')).toBe(true);
+      const logged = server.stderr().split('\n').filter((l) => l.includes('"msg":"shard quarantined: out of service until its file changes"'));
+      expect(logged).toHaveLength(1);
+      expect(logged[0]).toContain(`"file":"${data}/`);
+      expect(logged[0]).toContain('injected fault: shard-open');
+      ingestNdjson(data, [record('third.startup.example.', 3)], 'third.ndjson');
+      await waitFor(() => found('third.startup.example.'), 'the next manifest');
+      expect(await found('first.startup.example.')).toBe(true);
+    } finally {
+      await server.close();
+    }
   });
 
-  it('at a reload: the previous shards are served, and the next change loads everything', async () => {
+  it('at a reload: the other shards are served, and the next change loads everything', async () => {
     const data = paths.fresh();
     ingestNdjson(data, [record('first.reload.example.', 1)], 'first.ndjson');
     const key = { 'X-API-Key': addKey(data, ['--unlimited']) };
@@ -357,7 +375,7 @@ describe('a shard that fails to open', () => {
     try {
       expect(await found('first.reload.example.')).toBe(true);
       ingestNdjson(data, [record('second.reload.example.', 2)], 'second.ndjson');
-      await waitFor(() => /shard reload failed/.test(server.stderr()), 'the failed reload');
+      await waitFor(() => /shard quarantined/.test(server.stderr()), 'the failed open');
       expect(server.stderr()).toContain('injected fault: shard-open');
       expect(await found('first.reload.example.')).toBe(true);
       expect(await found('second.reload.example.')).toBe(false);

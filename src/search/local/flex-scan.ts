@@ -40,7 +40,8 @@ interface Compiled {
  * What a worker keeps between tasks: attached shards (attaching copies
  * nothing and checks nothing, but reuse saves the FlatBuffer table walk) and
  * compiled patterns, each bounded in LIMITS and evicted oldest first. A shard
- * the front end has released is dropped at once (RETIRED_SHARDS_CHANNEL).
+ * the front end has released is dropped at once (RETIRED_SHARDS_CHANNEL
+ * carries its identity).
  */
 export class WorkerCache {
   private readonly shards = new Map<string, ShardReader>();
@@ -52,13 +53,14 @@ export class WorkerCache {
     this.retired.unref();
   }
 
+  /** The shard of `h`, keyed by its file's identity: a file replaced under the same name is another mapping. */
   shard(h: ShardHandle): ShardReader {
     failIf('shard-read', h.name);
-    let s = this.shards.get(h.name);
+    let s = this.shards.get(h.identity);
     if (!s) {
       if (this.shards.size >= LIMITS.workerShardsCachedMax) this.shards.delete(this.shards.keys().next().value!);
-      s = ShardReader.attach(h.name, h.buffer);
-      this.shards.set(h.name, s);
+      s = ShardReader.attach(h);
+      this.shards.set(h.identity, s);
     }
     return s;
   }

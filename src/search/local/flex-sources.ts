@@ -191,7 +191,7 @@ function sharesOf(want: number, shards: number): { firstWant: number; credits: n
   return { firstWant, credits };
 }
 
-const handleOf = (s: ShardReader): ShardHandle => ({ name: s.name, buffer: s.buffer });
+const handleOf = (s: ShardReader): ShardHandle => s.handle();
 
 /**
  * Starts the scans of a plan and returns one source per scanned shard.

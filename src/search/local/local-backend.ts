@@ -13,28 +13,39 @@ import { compileFlex, planFlex } from './flex-plan.js';
 import { openLookupSources } from './lookup-sources.js';
 import { ScanPool, type ScanPoolOptions, type ScanPoolStats } from './scan-pool.js';
 import { ShardSet, type ShardSetStats, type Snapshot } from './shard-set.js';
+import { silentLog, type Log } from '../../lib/log.js';
+import { ShardScrubber, type ScrubStats } from './shard-scrub.js';
+import type { OpenSources, SortedSource } from '../sources.js';
 
 export interface LocalBackendOptions extends ScanPoolOptions {
   dataDir: string;
-  /** Where the shard set reports reloads and failed reloads. */
-  log?: (msg: string, extra?: object) => void;
+  /** Where the shard set reports reloads, refused manifests and quarantined shards. */
+  log?: Log;
+  /** The background scrub's read rate (shard-scrub.ts); 0 or absent: no scrub. */
+  scrubBytesPerSecond?: number;
 }
 
 export interface LocalBackendStats {
   readonly shards: ShardSetStats;
   readonly pool: ScanPoolStats;
+  readonly scrub: ScrubStats | undefined;
 }
 
 export class LocalBackend implements SearchBackend {
   private readonly shards: ShardSet;
   private readonly pool: ScanPool;
+  private readonly scrubber: ShardScrubber | undefined;
 
-  /** Loads the current shards (throws when a listed shard is corrupt) and starts watching for new ones. */
+  /** Loads the current shards (a corrupt one is quarantined, not fatal) and starts watching for new ones. */
   constructor(opts: LocalBackendOptions) {
-    this.shards = new ShardSet(opts.dataDir, opts.log);
+    const log = opts.log ?? silentLog;
+    this.shards = new ShardSet(opts.dataDir, log);
     this.shards.load();
     this.shards.watch();
     this.pool = new ScanPool(opts);
+    const rate = opts.scrubBytesPerSecond ?? 0;
+    this.scrubber = rate > 0 ? new ShardScrubber(this.shards, { bytesPerSecond: rate }, log) : undefined;
+    this.scrubber?.start();
   }
 
   planFlex(q: FlexQuery, eff: Effective): FlexPlan {
@@ -46,7 +57,7 @@ export class LocalBackend implements SearchBackend {
     const lease = this.lease();
     return {
       error: patterns.error,
-      open: (events) => openFlexSources(plan, q, eff.fence, want, this.pool, events, lease.end),
+      open: (events) => lease.checked(openFlexSources(plan, q, eff.fence, want, this.pool, events, lease.end)),
       cancel: lease.end,
     };
   }
@@ -54,21 +65,26 @@ export class LocalBackend implements SearchBackend {
   planLookup(q: LookupQuery): LookupPlan {
     const lease = this.lease();
     return {
-      open: (events) => openLookupSources(lease.snapshot.shards, q, events, lease.end),
+      open: (events) => lease.checked(openLookupSources(lease.snapshot.shards, q, events, lease.end)),
       cancel: lease.end,
     };
   }
 
-  /** Leases the current snapshot until `end` is called (once; later calls do nothing). */
-  private lease(): { snapshot: Snapshot; end: () => void } {
-    const snapshot = this.shards.lease();
+  /**
+   * Leases the current snapshot until `end` is called (once; later calls do
+   * nothing). `checked` gives the sources the shard set's verdict on what
+   * they read (OpenSources.damaged).
+   */
+  private lease(): { snapshot: Snapshot; end: () => void; checked<S extends SortedSource>(o: OpenSources<S>): OpenSources<S> } {
+    const lease = this.shards.lease();
     let held = true;
     return {
-      snapshot,
+      snapshot: lease.snapshot,
       end: () => {
-        if (held) this.shards.release(snapshot);
+        if (held) this.shards.release(lease);
         held = false;
       },
+      checked: (o) => ({ ...o, damaged: () => this.shards.damageOf(lease) }),
     };
   }
 
@@ -78,16 +94,20 @@ export class LocalBackend implements SearchBackend {
   }
 
   notReady(): Promise<string | undefined> {
-    return Promise.resolve(this.shards.stats().shards === 0 ? 'no shards mapped' : undefined);
+    return Promise.resolve(this.shards.notReady());
+  }
+
+  degraded(): string | undefined {
+    return this.shards.degraded();
   }
 
   /** The shards' and the pool's counters, for the server's metrics (read at scrape time). */
   stats(): LocalBackendStats {
-    return { shards: this.shards.stats(), pool: this.pool.stats() };
+    return { shards: this.shards.stats(), pool: this.pool.stats(), scrub: this.scrubber?.stats() };
   }
 
   async close(): Promise<void> {
     this.shards.close();
-    await this.pool.close();
+    await Promise.all([this.pool.close(), this.scrubber?.stop()]);
   }
 }

@@ -20,8 +20,8 @@ import type { TimeFence, TypeFilter } from '../../model/filters.js';
 import type { ShardHandle } from '../../shard/shard-reader.js';
 
 /**
- * A BroadcastChannel on which the front end posts the name of each shard it
- * has released (it left the manifest and no search holds it): workers drop
+ * A BroadcastChannel on which the front end posts the identity
+ * (ShardHandle.identity) of each shard it has released (it left the manifest and no search holds it): workers drop
  * it from their caches (flex-scan.ts WorkerCache).
  */
 export const RETIRED_SHARDS_CHANNEL = 'rrscan:retired-shards';
