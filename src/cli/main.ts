@@ -3,7 +3,7 @@
 // or in keys.ts; the commands themselves are thin calls into src/.
 
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { LIMITS } from '../config/limits.js';
 import { IngestError } from '../errors/catalogue.js';
@@ -283,6 +283,12 @@ export function buildProgram(): Command {
     .addOption(new Option('--format <format>', 'input format').choices(['auto', ...SOURCE_FORMATS]).default('auto'))
     .option('--origin <name>', 'zone origin for zone files without $ORIGIN')
     .option('--observed-at <epoch>', 'zone observation time (default: SOA serial date, else now)', integer('--observed-at'))
+    .option('--include-root <dir>', 'a zone file\'s $INCLUDE may also read files under DIR (repeatable; by default only ' +
+      'under the zone file\'s own directory)', (v: string, prev: string[] = []) => {
+      if (!existsSync(v) || !statSync(v).isDirectory()) throw new InvalidArgumentError(`${v}: not a directory`);
+      if (prev.length >= LIMITS.zoneIncludeRootsMax) throw new InvalidArgumentError(`at most ${LIMITS.zoneIncludeRootsMax} of them`);
+      return [...prev, v];
+    })
     .option('--max-errors <n>', 'skip and count up to N bad records before failing', integer('--max-errors'), 0)
     .option('--again', 'ingest every file given even when the input ledger says it was ingested already (by the SHA-256 ' +
       'of its bytes; without --again such a file is skipped, and named on stderr): its sightings then count twice')
@@ -307,8 +313,8 @@ export function buildProgram(): Command {
     .option('--metrics-host <host>', 'address of the metrics port', '127.0.0.1')
     .argument('[files...]', 'input files (none with --listen)')
     .action(async (files: string[], o: { data?: string; clickhouseUrl?: string; clickhouseDatabase: string;
-      format: SourceFormat | 'auto'; origin?: string; observedAt?: number; maxErrors: number; again?: boolean; memoryRrsets?: number;
-      workers?: number; listen?: ListenAddress[]; flushSeconds?: number; compact?: 'auto' | 'off';
+      format: SourceFormat | 'auto'; origin?: string; observedAt?: number; includeRoot?: string[]; maxErrors: number; again?: boolean;
+      memoryRrsets?: number; workers?: number; listen?: ListenAddress[]; flushSeconds?: number; compact?: 'auto' | 'off';
       metricsPort?: number; metricsHost: string } & PolicyFlags) => {
       if ((o.data === undefined) === (o.clickhouseUrl === undefined)) {
         throw new InvalidArgumentError('give exactly one of --data and --clickhouse-url');
@@ -318,6 +324,7 @@ export function buildProgram(): Command {
         if (o.data === undefined) throw new InvalidArgumentError('--listen publishes shards: it takes --data');
         if (files.length > 0) throw new InvalidArgumentError('--listen takes no input files');
         if (o.again) throw new InvalidArgumentError('--again goes with input files, not --listen');
+        if (o.includeRoot !== undefined) throw new InvalidArgumentError('--include-root goes with zone files, not --listen');
         if (o.compact === 'off' && Object.keys(policy).length > 0) {
           throw new InvalidArgumentError('--fan-in, --tier-min-rrsets and --merge-rrsets-max go with --compact auto');
         }
@@ -339,6 +346,7 @@ export function buildProgram(): Command {
           format: o.format, maxErrors: o.maxErrors,
           ...(o.origin !== undefined ? { origin: o.origin } : {}),
           ...(o.observedAt !== undefined ? { observedAt: o.observedAt } : {}),
+          ...(o.includeRoot !== undefined ? { includeRoots: o.includeRoot } : {}),
           onProgress: (done: number, all: number) => bar.update(all > 0 ? Math.floor((done / all) * 100) : 100),
           onReject: (err: Error) => process.stderr.write(`rrscan ingest: skipped: ${err.message}\n`),
           again: o.again === true,

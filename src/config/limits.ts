@@ -370,6 +370,11 @@ export const LIMITS = Object.freeze({
    */
   zoneIncludesMax: 256,
   /**
+   * --include-root directories of one run: each $INCLUDE is checked against
+   * every one (a path comparison each), and a zone tree needs one or two.
+   */
+  zoneIncludeRootsMax: 16,
+  /**
    * RRsets one zone file may hold: a file is grouped in memory (roughly
    * 300-500 bytes per RRset with its rdata, so 5 M is about 2 GB). A larger
    * zone must be split before ingest.
