@@ -11,7 +11,8 @@ import {
   ingestFiles, ingestObservations, skippedLine, SOURCE_FORMATS, type IngestSummary, type SkippedInput, type SourceFormat,
 } from '../ingest/run.js';
 import { parseListenAddress, type ListenAddress } from '../ingest/live/address.js';
-import { LiveReceiver } from '../ingest/live/receiver.js';
+import { LiveReceiver, type ReceiverOptions } from '../ingest/live/receiver.js';
+import { AddressAllowList } from '../lib/address-allow-list.js';
 import { ingestFilesToClickHouse } from '../ingest/clickhouse-ingest.js';
 import { ClickHouse } from '../clickhouse/client.js';
 import { initSchema } from '../clickhouse/schema.js';
@@ -222,8 +223,9 @@ async function compactInBackground(dataDir: string, policy: Partial<TieredPolicy
  * until SIGTERM or SIGINT, then publishes what it holds and exits 0 (1 when
  * RRsets were lost: a failed flush whose last try, at shutdown, failed too).
  */
-async function receiveUntilSignal(dataDir: string, listen: ListenAddress[], flushSeconds: number, memoryRrsets: number,
-  compaction: Partial<TieredPolicy> | undefined, metrics: { host: string; port: number } | undefined): Promise<void> {
+async function receiveUntilSignal(live: Omit<ReceiverOptions, 'log'>, compaction: Partial<TieredPolicy> | undefined,
+  metrics: { host: string; port: number } | undefined): Promise<void> {
+  const dataDir = live.dataDir;
   // The handlers go in before the addresses are printed: until a listener
   // exists the signal's default action kills the process, and whoever read
   // the addresses may signal at once.
@@ -237,7 +239,7 @@ async function receiveUntilSignal(dataDir: string, listen: ListenAddress[], flus
     process.on('SIGTERM', stop);
   });
   const { log } = await import('../server/log.js');
-  const receiver = await LiveReceiver.start({ dataDir, listen, flushSeconds, memoryRrsets, log });
+  const receiver = await LiveReceiver.start({ ...live, log });
   // Every flush publishes a small shard; the compactor keeps their number
   // logarithmic in the data (compaction-policy.ts) on a thread of its own.
   const compactor = compaction === undefined ? undefined : new AutoCompactor({ dataDir, policy: compaction, log });
@@ -304,6 +306,23 @@ export function buildProgram(): Command {
         throw new InvalidArgumentError((err as Error).message);
       }
     })
+    .option('--senders-max <n>', `with --listen: senders connected at once (default and most ${LIMITS.liveSendersMax}); ` +
+      'at the cap a new connection takes the place of the sender silent longest (see --sender-idle-seconds) or of the ' +
+      'oldest of too many handshakes, else it is closed', integer('--senders-max', 1, LIMITS.liveSendersMax))
+    .option('--sender-idle-seconds <n>', 'with --listen: at the --senders-max cap, a started sender that has sent no ' +
+      `frame for this long may be closed to admit a new one (default ${LIMITS.liveSenderIdleSecondsDefault}; never below the cap)`,
+    integer('--sender-idle-seconds', 1, LIMITS.liveSenderIdleSecondsMax))
+    .option('--allow-cidr <cidr>', 'with --listen: accept tcp: connections only from these addresses, ADDRESS/PREFIX or ' +
+      'ADDRESS (repeatable; IPv4-mapped IPv6 matches IPv4 rules); others are closed at accept and logged. Default: any',
+    (v: string, prev: string[] = []) => {
+      if (prev.length >= LIMITS.liveAllowCidrsMax) throw new InvalidArgumentError(`at most ${LIMITS.liveAllowCidrsMax} of them`);
+      try {
+        AddressAllowList.fromCidrs([v]);
+      } catch (err) {
+        throw new InvalidArgumentError((err as Error).message);
+      }
+      return [...prev, v];
+    })
     .option('--flush-seconds <n>', `with --listen: publish what was received this often (default ${LIMITS.liveFlushSecondsDefault})`,
       integer('--flush-seconds', 1, LIMITS.liveFlushSecondsMax))
     .addOption(new Option('--compact <mode>', 'with --listen: merge the flushed shards in the background as the tiered ' +
@@ -315,7 +334,7 @@ export function buildProgram(): Command {
     .action(async (files: string[], o: { data?: string; clickhouseUrl?: string; clickhouseDatabase: string;
       format: SourceFormat | 'auto'; origin?: string; observedAt?: number; includeRoot?: string[]; maxErrors: number; again?: boolean;
       memoryRrsets?: number; workers?: number; listen?: ListenAddress[]; flushSeconds?: number; compact?: 'auto' | 'off';
-      metricsPort?: number; metricsHost: string } & PolicyFlags) => {
+      sendersMax?: number; senderIdleSeconds?: number; allowCidr?: string[]; metricsPort?: number; metricsHost: string } & PolicyFlags) => {
       if ((o.data === undefined) === (o.clickhouseUrl === undefined)) {
         throw new InvalidArgumentError('give exactly one of --data and --clickhouse-url');
       }
@@ -328,12 +347,24 @@ export function buildProgram(): Command {
         if (o.compact === 'off' && Object.keys(policy).length > 0) {
           throw new InvalidArgumentError('--fan-in, --tier-min-rrsets and --merge-rrsets-max go with --compact auto');
         }
-        await receiveUntilSignal(o.data, o.listen, o.flushSeconds ?? LIMITS.liveFlushSecondsDefault,
-          o.memoryRrsets ?? LIMITS.liveRrsetsInMemoryMax, o.compact === 'off' ? undefined : policy,
-          o.metricsPort === undefined ? undefined : { host: o.metricsHost, port: o.metricsPort });
+        if (o.allowCidr !== undefined && !o.listen.some((a) => a.kind === 'tcp')) {
+          throw new InvalidArgumentError('--allow-cidr applies to tcp: listeners (a unix socket is guarded by its file\'s ' +
+            'permissions), and --listen names none');
+        }
+        await receiveUntilSignal({
+          dataDir: o.data, listen: o.listen, flushSeconds: o.flushSeconds ?? LIMITS.liveFlushSecondsDefault,
+          memoryRrsets: o.memoryRrsets ?? LIMITS.liveRrsetsInMemoryMax, sendersMax: o.sendersMax ?? LIMITS.liveSendersMax,
+          senderIdleMs: (o.senderIdleSeconds ?? LIMITS.liveSenderIdleSecondsDefault) * 1000,
+          ...(o.allowCidr !== undefined ? { allow: AddressAllowList.fromCidrs(o.allowCidr) } : {}),
+        }, o.compact === 'off' ? undefined : policy,
+        o.metricsPort === undefined ? undefined : { host: o.metricsHost, port: o.metricsPort });
         return;
       }
       if (o.flushSeconds !== undefined) throw new InvalidArgumentError('--flush-seconds goes with --listen');
+      for (const [given, flag] of [[o.sendersMax, '--senders-max'], [o.senderIdleSeconds, '--sender-idle-seconds'],
+        [o.allowCidr, '--allow-cidr']] as const) {
+        if (given !== undefined) throw new InvalidArgumentError(`${flag} goes with --listen`);
+      }
       if (o.metricsPort !== undefined) throw new InvalidArgumentError('--metrics-port goes with --listen');
       if (o.compact !== undefined || Object.keys(policy).length > 0) {
         throw new InvalidArgumentError('--compact and the compaction policy flags go with --listen');
