@@ -1,63 +1,34 @@
-// A key's client address allow list: IPv4 and IPv6 CIDRs (spec section 5.3:
-// a request from outside the list is answered 403 like a bad key).
+// A key's client address allow list (spec section 5.3: a request from
+// outside the list is answered 403 like a bad key).
 //
 // Contract: parseAllowCidr() accepts `ADDRESS/PREFIX` or a bare address (one
 // host) and throws LicenceError('--allow-cidr') otherwise; ClientAllowList
-// answers allows(ip) for the text address uWebSockets.js reports, which may
-// be IPv4, IPv6 in any spelling, or IPv4-mapped IPv6 (`::ffff:1.2.3.4`,
-// `0000:...:ffff:0102:0304`): a mapped address is matched as the IPv4 address
-// it carries, so a `10.0.0.0/8` rule admits `::ffff:10.1.2.3`. Node's
-// net.BlockList does the matching (it maps IPv4-mapped addresses itself);
-// an address that is not an IP at all is never allowed.
+// answers allows(ip) for the text address uWebSockets.js reports. The
+// parsing and matching are lib/address-allow-list.ts's, shared with the live
+// dnstap receiver; this module only speaks in licence terms.
 
-import net from 'node:net';
 import { LicenceError } from '../errors/catalogue.js';
+import { AddressAllowList, parseCidr, type Cidr } from '../lib/address-allow-list.js';
 
-export interface AllowCidr {
-  readonly address: string;
-  readonly prefix: number;
-  readonly family: 'ipv4' | 'ipv6';
+export type AllowCidr = Cidr;
+
+/** `f()`, with a bad CIDR reported as the licence option it came from. */
+function asLicence<T>(f: () => T): T {
+  try {
+    return f();
+  } catch (err) {
+    if ((err as { code?: unknown }).code === 'BAD_CIDR') throw new LicenceError('--allow-cidr', (err as Error).message);
+    throw err;
+  }
 }
-
-/** Our own fixed pattern for the prefix length (1 to 3 decimal digits). */
-const PREFIX_DIGITS = /^[0-9]{1,3}$/;
 
 export function parseAllowCidr(text: string): AllowCidr {
-  const slash = text.indexOf('/');
-  const address = slash < 0 ? text : text.slice(0, slash);
-  const version = net.isIP(address);
-  if (version === 0) throw new LicenceError('--allow-cidr', `"${text}" is not an IPv4 or IPv6 address or CIDR`);
-  const family = version === 4 ? 'ipv4' : 'ipv6';
-  const bits = version === 4 ? 32 : 128;
-  if (slash < 0) return { address, prefix: bits, family };
-  const prefixText = text.slice(slash + 1);
-  const prefix = PREFIX_DIGITS.test(prefixText) ? Number(prefixText) : NaN;
-  if (!(prefix >= 0 && prefix <= bits)) {
-    throw new LicenceError('--allow-cidr', `"${text}": prefix length must be an integer from 0 to ${bits}`);
-  }
-  return { address, prefix, family };
+  return asLicence(() => parseCidr(text));
 }
 
-export class ClientAllowList {
-  private readonly rules: net.BlockList;
+export type ClientAllowList = AddressAllowList;
 
-  private constructor(rules: net.BlockList) {
-    this.rules = rules;
-  }
-
+export const ClientAllowList = Object.freeze({
   /** Builds the matcher; throws LicenceError on the first bad CIDR. */
-  static fromCidrs(cidrs: readonly string[]): ClientAllowList {
-    const rules = new net.BlockList();
-    for (const text of cidrs) {
-      const c = parseAllowCidr(text);
-      rules.addSubnet(c.address, c.prefix, c.family);
-    }
-    return new ClientAllowList(rules);
-  }
-
-  allows(clientIp: string): boolean {
-    const version = net.isIP(clientIp);
-    if (version === 0) return false;
-    return this.rules.check(clientIp, version === 4 ? 'ipv4' : 'ipv6');
-  }
-}
+  fromCidrs: (cidrs: readonly string[]): ClientAllowList => asLicence(() => AddressAllowList.fromCidrs(cidrs)),
+});

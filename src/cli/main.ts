@@ -3,7 +3,7 @@
 // or in keys.ts; the commands themselves are thin calls into src/.
 
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { LIMITS } from '../config/limits.js';
 import { IngestError } from '../errors/catalogue.js';
@@ -11,7 +11,8 @@ import {
   ingestFiles, ingestObservations, skippedLine, SOURCE_FORMATS, type IngestSummary, type SkippedInput, type SourceFormat,
 } from '../ingest/run.js';
 import { parseListenAddress, type ListenAddress } from '../ingest/live/address.js';
-import { LiveReceiver } from '../ingest/live/receiver.js';
+import { LiveReceiver, type ReceiverOptions } from '../ingest/live/receiver.js';
+import { AddressAllowList } from '../lib/address-allow-list.js';
 import { ingestFilesToClickHouse } from '../ingest/clickhouse-ingest.js';
 import { ClickHouse } from '../clickhouse/client.js';
 import { initSchema } from '../clickhouse/schema.js';
@@ -224,8 +225,9 @@ async function compactInBackground(dataDir: string, policy: Partial<TieredPolicy
  * until SIGTERM or SIGINT, then publishes what it holds and exits 0 (1 when
  * RRsets were lost: a failed flush whose last try, at shutdown, failed too).
  */
-async function receiveUntilSignal(dataDir: string, listen: ListenAddress[], flushSeconds: number, memoryRrsets: number,
-  compaction: Partial<TieredPolicy> | undefined, metrics: { host: string; port: number } | undefined): Promise<void> {
+async function receiveUntilSignal(live: Omit<ReceiverOptions, 'log'>, compaction: Partial<TieredPolicy> | undefined,
+  metrics: { host: string; port: number } | undefined): Promise<void> {
+  const dataDir = live.dataDir;
   // The handlers go in before the addresses are printed: until a listener
   // exists the signal's default action kills the process, and whoever read
   // the addresses may signal at once.
@@ -239,7 +241,7 @@ async function receiveUntilSignal(dataDir: string, listen: ListenAddress[], flus
     process.on('SIGTERM', stop);
   });
   const { log } = await import('../server/log.js');
-  const receiver = await LiveReceiver.start({ dataDir, listen, flushSeconds, memoryRrsets, log });
+  const receiver = await LiveReceiver.start({ ...live, log });
   // Every flush publishes a small shard; the compactor keeps their number
   // logarithmic in the data (compaction-policy.ts) on a thread of its own.
   const compactor = compaction === undefined ? undefined : new AutoCompactor({ dataDir, policy: compaction, log });
@@ -285,6 +287,12 @@ export function buildProgram(): Command {
     .addOption(new Option('--format <format>', 'input format').choices(['auto', ...SOURCE_FORMATS]).default('auto'))
     .option('--origin <name>', 'zone origin for zone files without $ORIGIN')
     .option('--observed-at <epoch>', 'zone observation time (default: SOA serial date, else now)', integer('--observed-at'))
+    .option('--include-root <dir>', 'a zone file\'s $INCLUDE may also read files under DIR (repeatable; by default only ' +
+      'under the zone file\'s own directory)', (v: string, prev: string[] = []) => {
+      if (!existsSync(v) || !statSync(v).isDirectory()) throw new InvalidArgumentError(`${v}: not a directory`);
+      if (prev.length >= LIMITS.zoneIncludeRootsMax) throw new InvalidArgumentError(`at most ${LIMITS.zoneIncludeRootsMax} of them`);
+      return [...prev, v];
+    })
     .option('--max-errors <n>', 'skip and count up to N bad records before failing', integer('--max-errors'), 0)
     .option('--again', 'ingest every file given even when the input ledger says it was ingested already (by the SHA-256 ' +
       'of its bytes; without --again such a file is skipped, and named on stderr): its sightings then count twice')
@@ -300,6 +308,23 @@ export function buildProgram(): Command {
         throw new InvalidArgumentError((err as Error).message);
       }
     })
+    .option('--senders-max <n>', `with --listen: senders connected at once (default and most ${LIMITS.liveSendersMax}); ` +
+      'at the cap a new connection takes the place of the sender silent longest (see --sender-idle-seconds) or of the ' +
+      'oldest of too many handshakes, else it is closed', integer('--senders-max', 1, LIMITS.liveSendersMax))
+    .option('--sender-idle-seconds <n>', 'with --listen: at the --senders-max cap, a started sender that has sent no ' +
+      `frame for this long may be closed to admit a new one (default ${LIMITS.liveSenderIdleSecondsDefault}; never below the cap)`,
+    integer('--sender-idle-seconds', 1, LIMITS.liveSenderIdleSecondsMax))
+    .option('--allow-cidr <cidr>', 'with --listen: accept tcp: connections only from these addresses, ADDRESS/PREFIX or ' +
+      'ADDRESS (repeatable; IPv4-mapped IPv6 matches IPv4 rules); others are closed at accept and logged. Default: any',
+    (v: string, prev: string[] = []) => {
+      if (prev.length >= LIMITS.liveAllowCidrsMax) throw new InvalidArgumentError(`at most ${LIMITS.liveAllowCidrsMax} of them`);
+      try {
+        AddressAllowList.fromCidrs([v]);
+      } catch (err) {
+        throw new InvalidArgumentError((err as Error).message);
+      }
+      return [...prev, v];
+    })
     .option('--flush-seconds <n>', `with --listen: publish what was received this often (default ${LIMITS.liveFlushSecondsDefault})`,
       integer('--flush-seconds', 1, LIMITS.liveFlushSecondsMax))
     .addOption(new Option('--compact <mode>', 'with --listen: merge the flushed shards in the background as the tiered ' +
@@ -309,9 +334,9 @@ export function buildProgram(): Command {
     .option('--metrics-host <host>', 'address of the metrics port', '127.0.0.1')
     .argument('[files...]', 'input files (none with --listen)')
     .action(async (files: string[], o: { data?: string; clickhouseUrl?: string; clickhouseDatabase: string;
-      format: SourceFormat | 'auto'; origin?: string; observedAt?: number; maxErrors: number; again?: boolean; memoryRrsets?: number;
-      workers?: number; listen?: ListenAddress[]; flushSeconds?: number; compact?: 'auto' | 'off';
-      metricsPort?: number; metricsHost: string } & PolicyFlags) => {
+      format: SourceFormat | 'auto'; origin?: string; observedAt?: number; includeRoot?: string[]; maxErrors: number; again?: boolean;
+      memoryRrsets?: number; workers?: number; listen?: ListenAddress[]; flushSeconds?: number; compact?: 'auto' | 'off';
+      sendersMax?: number; senderIdleSeconds?: number; allowCidr?: string[]; metricsPort?: number; metricsHost: string } & PolicyFlags) => {
       if ((o.data === undefined) === (o.clickhouseUrl === undefined)) {
         throw new InvalidArgumentError('give exactly one of --data and --clickhouse-url');
       }
@@ -320,15 +345,28 @@ export function buildProgram(): Command {
         if (o.data === undefined) throw new InvalidArgumentError('--listen publishes shards: it takes --data');
         if (files.length > 0) throw new InvalidArgumentError('--listen takes no input files');
         if (o.again) throw new InvalidArgumentError('--again goes with input files, not --listen');
+        if (o.includeRoot !== undefined) throw new InvalidArgumentError('--include-root goes with zone files, not --listen');
         if (o.compact === 'off' && Object.keys(policy).length > 0) {
           throw new InvalidArgumentError('--fan-in, --tier-min-rrsets and --merge-rrsets-max go with --compact auto');
         }
-        await receiveUntilSignal(o.data, o.listen, o.flushSeconds ?? LIMITS.liveFlushSecondsDefault,
-          o.memoryRrsets ?? LIMITS.liveRrsetsInMemoryMax, o.compact === 'off' ? undefined : policy,
-          o.metricsPort === undefined ? undefined : { host: o.metricsHost, port: o.metricsPort });
+        if (o.allowCidr !== undefined && !o.listen.some((a) => a.kind === 'tcp')) {
+          throw new InvalidArgumentError('--allow-cidr applies to tcp: listeners (a unix socket is guarded by its file\'s ' +
+            'permissions), and --listen names none');
+        }
+        await receiveUntilSignal({
+          dataDir: o.data, listen: o.listen, flushSeconds: o.flushSeconds ?? LIMITS.liveFlushSecondsDefault,
+          memoryRrsets: o.memoryRrsets ?? LIMITS.liveRrsetsInMemoryMax, sendersMax: o.sendersMax ?? LIMITS.liveSendersMax,
+          senderIdleMs: (o.senderIdleSeconds ?? LIMITS.liveSenderIdleSecondsDefault) * 1000,
+          ...(o.allowCidr !== undefined ? { allow: AddressAllowList.fromCidrs(o.allowCidr) } : {}),
+        }, o.compact === 'off' ? undefined : policy,
+        o.metricsPort === undefined ? undefined : { host: o.metricsHost, port: o.metricsPort });
         return;
       }
       if (o.flushSeconds !== undefined) throw new InvalidArgumentError('--flush-seconds goes with --listen');
+      for (const [given, flag] of [[o.sendersMax, '--senders-max'], [o.senderIdleSeconds, '--sender-idle-seconds'],
+        [o.allowCidr, '--allow-cidr']] as const) {
+        if (given !== undefined) throw new InvalidArgumentError(`${flag} goes with --listen`);
+      }
       if (o.metricsPort !== undefined) throw new InvalidArgumentError('--metrics-port goes with --listen');
       if (o.compact !== undefined || Object.keys(policy).length > 0) {
         throw new InvalidArgumentError('--compact and the compaction policy flags go with --listen');
@@ -341,6 +379,7 @@ export function buildProgram(): Command {
           format: o.format, maxErrors: o.maxErrors,
           ...(o.origin !== undefined ? { origin: o.origin } : {}),
           ...(o.observedAt !== undefined ? { observedAt: o.observedAt } : {}),
+          ...(o.includeRoot !== undefined ? { includeRoots: o.includeRoot } : {}),
           onProgress: (done: number, all: number) => bar.update(all > 0 ? Math.floor((done / all) * 100) : 100),
           onReject: (err: Error) => process.stderr.write(`rrscan ingest: skipped: ${err.message}\n`),
           again: o.again === true,

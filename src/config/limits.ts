@@ -344,10 +344,40 @@ export const LIMITS = Object.freeze({
   dnstapControlFrameBytesMax: 512,
 
   // --- Live dnstap receiver (rrscan ingest --listen; src/ingest/live/) ---
-  /** Senders connected at once over every --listen address; one more is closed at once, logged. */
+  /**
+   * Senders connected at once over every --listen address (`--senders-max`
+   * lowers it; it is also the ceiling). At the cap a new connection takes
+   * the slot of a sender silent for --sender-idle-seconds, or of the oldest
+   * handshake when too many are mid-handshake, and is closed, logged, when
+   * neither is there (receiver.ts); so silent senders cannot hold every slot.
+   */
   liveSendersMax: 1_024,
   /** A sender must finish READY / ACCEPT / START within this long after connecting, or it is closed. */
   liveHandshakeMs: 5_000,
+  /**
+   * --sender-idle-seconds default: at the sender cap, a started sender that
+   * has sent no frame for this long may be closed to admit a new one (the
+   * one silent longest goes first). Below the cap nobody is closed for
+   * silence: a quiet authority may go minutes between answers, and dnstap
+   * has no keep-alive. So a real DNS server that finds the cap held by
+   * silent senders is admitted within this long, plus its reconnect interval
+   * (BIND's fstrm reopen interval is 5 s); each new sender is safe from that
+   * rule for this long after its handshake.
+   */
+  liveSenderIdleSecondsDefault: 10,
+  liveSenderIdleSecondsMax: 3_600,
+  /**
+   * Senders mid-handshake that are never closed to admit another. At the cap,
+   * with no silent sender to close, a new connection closes the oldest
+   * handshake once more than this many are under way: connections that never
+   * finish their handshake (each held up to liveHandshakeMs) thus cannot hold
+   * the cap either, while a real sender's handshake (one round trip) survives
+   * unless this many connections arrive during it. Scaled with --senders-max
+   * (a sixteenth of the slots, at least 1).
+   */
+  liveHandshakesMax: 64,
+  /** `ingest --allow-cidr` ranges: each connection is matched against every one. */
+  liveAllowCidrsMax: 64,
   /**
    * A sender's read buffer starts this size and doubles as a frame needs, up
    * to dnstapFrameBytesMax + 4; 1,024 idle senders hold 64 MiB at most.
@@ -388,6 +418,11 @@ export const LIMITS = Object.freeze({
    * (minutes of work from two lines); real zones include a handful of files.
    */
   zoneIncludesMax: 256,
+  /**
+   * --include-root directories of one run: each $INCLUDE is checked against
+   * every one (a path comparison each), and a zone tree needs one or two.
+   */
+  zoneIncludeRootsMax: 16,
   /**
    * RRsets one zone file may hold: a file is grouped in memory (roughly
    * 300-500 bytes per RRset with its rdata, so 5 M is about 2 GB). A larger
@@ -486,5 +521,7 @@ export function checkLimits(): void {
     L.keepAliveIntervalMsMax < L.searchTimeoutMs, 'the keep-alive default must lie in its bounds, below the search timeout');
   assert.ok(L.poolQueueMax <= L.poolQueueMaxCeiling, 'the queue default must not exceed its ceiling');
   assert.ok(L.clickhouseLiteralBytesMax * 4 < L.clickhouseQueryBytesMax / 2, 'an escaped literal must fit a statement with room to spare');
+  assert.ok(L.liveHandshakesMax * 2 <= L.liveSendersMax, 'connections mid-handshake must never hold most of the sender slots');
+  assert.ok(L.liveSenderIdleSecondsDefault <= L.liveSenderIdleSecondsMax, 'the idle default must lie in its bounds');
   assert.ok(L.scanSliceMs > 0 && L.scanSliceMs * 10 <= 50 && L.scanCreditWaitMs > 0, 'a cancel must be seen well within 50 ms');
 }

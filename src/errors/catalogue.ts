@@ -217,6 +217,19 @@ export class PatternError extends Error {
 }
 
 /**
+ * An address or CIDR that does not parse (lib/address-allow-list.ts). The
+ * message quotes the text; callers prefix the flag it came from
+ * (`keys add --allow-cidr` as a LicenceError, `ingest --allow-cidr`).
+ */
+export class CidrError extends Error {
+  readonly code = 'BAD_CIDR';
+  constructor(message: string) {
+    super(message);
+    this.name = 'CidrError';
+  }
+}
+
+/**
  * A licence option that cannot be stored (from `rrscan keys add` or addKey()):
  * `option` names the flag, e.g. "--burst-window", so the operator knows what to fix.
  */

@@ -18,7 +18,7 @@ import { ledgerOf, type Recorded } from '../shard/ledger.js';
 import { digestFile, type FileDigest } from '../lib/file-digest.js';
 import type { Observation } from '../model/observation.js';
 import type { IngestContext } from './context.js';
-import { zoneObservations } from './zone.js';
+import { zoneObservations, type ZoneOptions } from './zone.js';
 import { pcapObservations } from './pcap/index.js';
 import { dnstapObservations } from './dnstap.js';
 import { ndjsonObservations } from './ndjson.js';
@@ -33,6 +33,8 @@ export interface IngestOptions {
   format: SourceFormat | 'auto';
   origin?: string;
   observedAt?: number;
+  /** --include-root: directories besides each zone file's own that its $INCLUDEs may read (zone.ts). */
+  includeRoots?: readonly string[];
   /** Bad records skipped and counted before the run fails (--max-errors). */
   maxErrors: number;
   /** RRsets held in memory before spilling a shard (--memory-rrsets). */
@@ -113,9 +115,11 @@ export async function detectFormat(file: string): Promise<SourceFormat> {
 export function sourceFor(format: SourceFormat, file: string, ctx: IngestContext, opts: IngestOptions): AsyncIterable<Observation> {
   switch (format) {
     case 'zone': {
-      const zoneOpts: { origin?: string; observedAt?: number } = {};
-      if (opts.origin !== undefined) zoneOpts.origin = opts.origin;
-      if (opts.observedAt !== undefined) zoneOpts.observedAt = opts.observedAt;
+      const zoneOpts: ZoneOptions = {
+        ...(opts.origin !== undefined ? { origin: opts.origin } : {}),
+        ...(opts.observedAt !== undefined ? { observedAt: opts.observedAt } : {}),
+        ...(opts.includeRoots !== undefined ? { includeRoots: opts.includeRoots } : {}),
+      };
       return zoneObservations(file, ctx, zoneOpts);
     }
     case 'pcap': return pcapObservations(file, ctx);

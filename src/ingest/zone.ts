@@ -4,7 +4,8 @@
 // Contract. Understands $ORIGIN, $TTL, $INCLUDE (path relative to the
 // including file, origin restored afterwards, nesting bounded by
 // LIMITS.zoneIncludeDepthMax and the number followed by
-// LIMITS.zoneIncludesMax), relative names and "@", a blank owner meaning
+// LIMITS.zoneIncludesMax, confined to the include roots: see below),
+// relative names and "@", a blank owner meaning
 // the previous owner, TTL and class in either order (both optional),
 // parentheses across lines, `;` comments, quoted strings with escapes, the
 // RFC 3597 `\#` form, every type in rrtype.ts and TYPEnnn. Only class IN is
@@ -22,8 +23,22 @@
 // $ORIGIN, else the owner of the first SOA, else the root. observedAt is
 // --observed-at, else the date in an SOA serial of the form YYYYMMDDnn
 // (00:00 UTC), else now.
+//
+// $INCLUDE reads only regular files under the include roots: the directory
+// of the zone file given and each --include-root DIR, and below. Without
+// that a zone file (often someone else's: a customer's, an AXFR from a
+// partner) could publish any file the ingest user may read, and its
+// rejected lines would quote that file's tokens on stderr. The check is on
+// the real path (realpath: `..` and symlinks resolved) and, on Linux, again
+// on the file actually opened (/proc/self/fd), so a directory swapped for a
+// symlink between the check and the open is caught too. An include that is
+// refused is a bad record of the including file's line, like an include
+// that is missing: it counts against --max-errors and names the path, never
+// anything read from it (the file is not opened). A path that is outside
+// every root as written is refused before the file system is asked about
+// it, so the refusal says nothing of whether that file exists.
 
-import { createReadStream } from 'node:fs';
+import { open, readlink, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { LIMITS } from '../config/limits.js';
 import { IngestError } from '../errors/catalogue.js';
@@ -38,6 +53,14 @@ export interface ZoneOptions {
   origin?: string;
   /** --observed-at: epoch seconds to record as the zone time. */
   observedAt?: number;
+  /** --include-root: directories besides the zone file's own whose files (and their subdirectories') $INCLUDE may read. */
+  includeRoots?: readonly string[];
+}
+
+/** The directories $INCLUDE may read under: as given (resolved to absolute) and as real paths. */
+interface IncludeRoots {
+  readonly given: readonly string[];
+  readonly real: readonly string[];
 }
 
 interface RrsetGroup {
@@ -53,6 +76,9 @@ const LINEAR_DEDUPE_MAX = 16;
 
 /** A record error: becomes an IngestError with the file and line. */
 class RecordError extends Error {}
+
+/** An $INCLUDE found outside the include roots only once opened: a reject of its line, as when found before. */
+class IncludeRefusal extends Error {}
 
 /** Per-file parsing state; an $INCLUDE gets its own. */
 interface FileState {
@@ -102,6 +128,25 @@ function wireKey(w: Uint8Array): string {
   return Buffer.from(w.buffer, w.byteOffset, w.length).toString('latin1');
 }
 
+/** Whether `p` is `dir` or below it; both absolute and normalised. */
+function isUnder(p: string, dir: string): boolean {
+  const rel = path.relative(dir, p);
+  return rel === '' || (rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel));
+}
+
+/**
+ * Where the file open on `fd` really is, by /proc/self/fd (Linux); undefined
+ * where there is no /proc to ask, and the realpath check before the open is
+ * all there is.
+ */
+async function openedPath(fd: number): Promise<string | undefined> {
+  try {
+    return await readlink(`/proc/self/fd/${fd}`);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Offset just after the uncompressed wire name at w[p] (past the end when there is none). */
 function skipName(w: Uint8Array, p: number): number {
   while (p < w.length && w[p] !== 0) p += w[p]! + 1;
@@ -134,18 +179,34 @@ class ZoneParser {
   /** $INCLUDEs followed so far, at any depth (LIMITS.zoneIncludesMax). */
   private includes = 0;
 
-  constructor(private readonly ctx: IngestContext) {}
+  constructor(private readonly ctx: IngestContext, private readonly roots: IncludeRoots) {}
 
   private reject(fs: FileState, line: number, reason: string): void {
     this.ctx.reject(new IngestError(fs.file, `line ${line}`, reason));
   }
 
-  async readFile(file: string, depth: number, origin: string | undefined, topLevel: boolean): Promise<void> {
+  /**
+   * Reads `file` (named so in messages; its $INCLUDEs are relative to it).
+   * An included file is opened by its real path `real`, already checked to
+   * lie under the include roots; what is opened is checked once more before
+   * a byte of it is read (an IncludeRefusal when it is not there after all).
+   */
+  async readFile(file: string, depth: number, origin: string | undefined, topLevel: boolean, real?: string): Promise<void> {
     const fs: FileState = {
       file, depth, origin, prevOwnerToken: undefined, prevOwner: undefined, lineNo: 0,
       tokens: new Tokens(), tok: { depth: 0 }, recordLine: 0, blankOwner: false, recordBytes: 0, recordError: undefined,
     };
-    const stream = createReadStream(file, { highWaterMark: 1 << 20 });
+    const fh = await open(real ?? file, 'r');
+    if (real !== undefined) {
+      const opened = await openedPath(fh.fd);
+      const refusal = opened !== undefined && !this.underRoot(opened, false) ? this.outside(file, opened)
+        : !(await fh.stat()).isFile() ? `$INCLUDE ${file}: not a regular file` : undefined;
+      if (refusal !== undefined) {
+        await fh.close();
+        throw new IncludeRefusal(refusal);
+      }
+    }
+    const stream = fh.createReadStream({ highWaterMark: 1 << 20 });
     let carry: Buffer | undefined;
     let bytesRead = 0;
     let skippingLongLine = false;
@@ -209,15 +270,46 @@ class ZoneParser {
       this.reject(fs, req.line, `$INCLUDE ${req.file}: more than ${LIMITS.zoneIncludesMax} $INCLUDEs in one zone file`);
       return;
     }
+    // As written first: a path outside every root is refused without asking whether it exists.
+    if (!this.underRoot(req.file, true)) {
+      this.reject(fs, req.line, this.outside(req.file, undefined));
+      return;
+    }
     try {
-      await this.readFile(req.file, fs.depth + 1, req.origin, false);
+      const real = await realpath(req.file);
+      if (!this.underRoot(real, false)) {
+        this.reject(fs, req.line, this.outside(req.file, real));
+        return;
+      }
+      // Before the open: opening a FIFO would wait for a writer, a device might never end.
+      if (!(await stat(real)).isFile()) {
+        this.reject(fs, req.line, `$INCLUDE ${req.file}: not a regular file`);
+        return;
+      }
+      await this.readFile(req.file, fs.depth + 1, req.origin, false, real);
     } catch (err) {
+      if (err instanceof IncludeRefusal) {
+        this.reject(fs, req.line, err.message);
+        return;
+      }
       if (INCLUDE_NAME_ERRORS.has((err as { code?: unknown }).code)) {
         this.reject(fs, req.line, `$INCLUDE ${req.file}: ${(err as Error).message}`);
         return;
       }
       throw err;
     }
+  }
+
+  /** Whether `p` lies under an include root: by their real paths, or (`asWritten`) also as they were given. */
+  private underRoot(p: string, asWritten: boolean): boolean {
+    return this.roots.real.some((r) => isUnder(p, r)) || (asWritten && this.roots.given.some((r) => isUnder(p, r)));
+  }
+
+  /** The refusal of an $INCLUDE of `file`, which is `real` once symlinks are resolved (when known and different). */
+  private outside(file: string, real: string | undefined): string {
+    const resolved = real !== undefined && real !== file ? ` resolves to ${real}, which is` : ' is';
+    return `$INCLUDE ${file}${resolved} not under ${this.roots.real.join(' or ')}: $INCLUDE reads only below the zone ` +
+      'file\'s directory and each --include-root DIR';
   }
 
   /**
@@ -395,6 +487,25 @@ class ZoneParser {
   }
 }
 
+/** The zone file's directory and the --include-root directories, as given and as real paths (duplicates once). */
+async function includeRoots(file: string, extra: readonly string[]): Promise<IncludeRoots> {
+  if (extra.length > LIMITS.zoneIncludeRootsMax) {
+    throw new IngestError(file, '--include-root', `at most ${LIMITS.zoneIncludeRootsMax} directories`);
+  }
+  const given = [path.dirname(path.resolve(file)), ...extra.map((d) => path.resolve(d))];
+  const real: string[] = [];
+  for (const [i, dir] of given.entries()) {
+    try {
+      real.push(await realpath(dir));
+    } catch (err) {
+      // The zone file's own directory fails with the file itself, as the open that follows would.
+      if (i === 0) throw err;
+      throw new IngestError(file, '--include-root', `${dir}: ${(err as Error).message}`);
+    }
+  }
+  return { given: [...new Set(given)], real: [...new Set(real)] };
+}
+
 /** Parses one zone file (and what it includes) into one Observation per RRset. */
 export async function* zoneObservations(file: string, ctx: IngestContext, opts: ZoneOptions): AsyncIterable<Observation> {
   let origin: string | undefined;
@@ -405,7 +516,7 @@ export async function* zoneObservations(file: string, ctx: IngestContext, opts: 
       throw new IngestError(file, '--origin', (err as Error).message);
     }
   }
-  const parser = new ZoneParser(ctx);
+  const parser = new ZoneParser(ctx, await includeRoots(file, opts.includeRoots ?? []));
   await parser.readFile(file, 0, origin, true);
 
   const bailiwick = origin ?? parser.firstDollarOrigin ?? parser.firstSoaOwner ?? '.';

@@ -30,6 +30,12 @@ export function ingestMetricsRegistry(src: IngestMetricSources): Registry {
     () => r().sendersFailed);
   total(registry, 'rrscan_ingest_connections_refused_total', 'Connections closed at once: the most senders were connected',
     () => r().refusedConnections);
+  total(registry, 'rrscan_ingest_connections_not_allowed_total', 'tcp: connections closed at accept: address outside --allow-cidr',
+    () => r().notAllowedConnections);
+  total(registry, 'rrscan_ingest_idle_senders_closed_total', 'Senders closed at the cap, silent the longest, to admit a new connection',
+    () => r().idleSendersClosed);
+  total(registry, 'rrscan_ingest_handshakes_closed_total', 'Senders closed at the cap, the oldest of too many handshakes, for a new one',
+    () => r().handshakesClosed);
   total(registry, 'rrscan_ingest_frames_total', 'dnstap data frames read', () => r().frames);
   total(registry, 'rrscan_ingest_responses_total', 'DNS responses decoded from the frames', () => r().responses);
   total(registry, 'rrscan_ingest_records_total', 'RRsets observed, before aggregation', () => r().observations);

@@ -100,9 +100,14 @@ export class FrameSender {
     }));
   }
 
-  static async connect(address: string): Promise<FrameSender> {
+  /** `localAddress`: the source address of a tcp: connection (127.0.0.2 reaches a 127.0.0.1 listener on Linux). */
+  static async connect(address: string, localAddress?: string): Promise<FrameSender> {
     const socket = address.startsWith('unix:') ? net.connect(address.slice(5))
-      : net.connect(Number(address.slice(address.lastIndexOf(':') + 1)), address.slice(4, address.lastIndexOf(':')).replace(/^\[|\]$/g, ''));
+      : net.connect({
+        port: Number(address.slice(address.lastIndexOf(':') + 1)),
+        host: address.slice(4, address.lastIndexOf(':')).replace(/^\[|\]$/g, ''),
+        ...(localAddress !== undefined ? { localAddress } : {}),
+      });
     await new Promise<void>((resolve, reject) => {
       socket.once('connect', resolve);
       socket.once('error', reject);

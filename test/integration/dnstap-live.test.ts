@@ -178,30 +178,184 @@ describe('rrscan ingest --listen', () => {
       .toMatchObject({ senders: SENDERS, sendersFailed: 0, frames: SENDERS * FRAMES });
   }, 60_000);
 
-  it('the sender after LIMITS.liveSendersMax (1,024) is closed at once; those connected go on', async () => {
+  it('at LIMITS.liveSendersMax (1,024) held by half-open connections, a new one closes the oldest handshake; started senders go on',
+    async () => {
+      const d = fresh();
+      const data = path.join(d, 'data');
+      // TCP: a unix socket's connect() fails with EAGAIN when the listen backlog is full, where TCP retries.
+      const r = await startReceiver(data, ['tcp:127.0.0.1:0']);
+      const address = r.addresses[0]!;
+      const held: FrameSender[] = [];
+      try {
+        const good = await started(address);
+        for (let i = 0; i < 1_023; i++) held.push(await FrameSender.connect(address));
+        // 1,024 connected, 1,023 of them mid-handshake: more than 64, so the oldest handshake goes, not the new sender.
+        const late = await started(address);
+        await held[0]!.done;
+        await late.write(answer('late.live.test.', '192.0.2.41'));
+        await late.finish();
+        await good.write(answer('under-the-limit.live.test.', '192.0.2.40'));
+        await good.finish();
+        expect(held.slice(1).some((h) => h.closed)).toBe(false);
+      } finally {
+        for (const h of held) h.socket.destroy();
+        expect(await r.stop()).toBe(0);
+      }
+      const logs = r.logs();
+      expect(logs.filter((l) => (l['msg'] as string).startsWith('dnstap sender closed:')).map((l) => [l['msg'], l['sender'], l['limit']]))
+        .toEqual([['dnstap sender closed: the oldest of too many handshakes at the sender cap, to admit a new connection',
+          'tcp:127.0.0.1:0#2', 1_024]]);
+      expect(logs.find((l) => l['msg'] === 'dnstap sender disconnected' && l['sender'] === 'tcp:127.0.0.1:0#2')?.['reason'])
+        .toBe('closed at the sender cap (1024) to admit a new connection: the oldest of more than 64 handshakes under way');
+      expect(logs.find((l) => l['msg'] === 'receiver stopped')).toMatchObject({
+        refusedConnections: 0, handshakesClosed: 1, idleSendersClosed: 0, senders: 1_025, frames: 2,
+      });
+      expect(r.stdout()).toContain('2 RRsets published in 1 shard(s)');
+    }, 60_000);
+
+  it('bug: 1,024 silent senders held every slot for good; now at the cap the one silent longest makes room for a real sender', async () => {
     const d = fresh();
     const data = path.join(d, 'data');
-    // TCP: a unix socket's connect() fails with EAGAIN when the listen backlog is full, where TCP retries.
-    const r = await startReceiver(data, ['tcp:127.0.0.1:0']);
+    const r = await startReceiver(data, ['tcp:127.0.0.1:0'], ['--flush-seconds', '1', '--senders-max', '4', '--sender-idle-seconds', '2']);
     const address = r.addresses[0]!;
     const held: FrameSender[] = [];
     try {
-      const good = await started(address);
-      for (let i = 0; i < 1_023; i++) held.push(await FrameSender.connect(address));
-      const extra = await FrameSender.connect(address); // the kernel accepts it; the receiver closes it
-      await extra.done;
-      expect(await extra.readControl()).toBeUndefined();
-      await good.write(answer('under-the-limit.live.test.', '192.0.2.40'));
-      await good.finish();
+      await withServer(data, async (server, key) => {
+        // #1 never finishes its handshake and has been silent longest of all; #2-#4 start and say nothing.
+        held.push(await FrameSender.connect(address));
+        for (let i = 0; i < 3; i++) held.push(await started(address));
+        const [half, s0, s1, s2] = held as [FrameSender, FrameSender, FrameSender, FrameSender];
+        // Within their first 2 s started senders are not idle, and one handshake under way is kept: no room.
+        const early = await FrameSender.connect(address);
+        await early.done;
+        expect(await early.readControl()).toBeUndefined();
+        // A frame makes #2 the most recent; #3 is then the one silent longest among the started.
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        await s0.write(answer('s0.live.test.', '192.0.2.60'));
+        await new Promise((resolve) => setTimeout(resolve, 1_500));
+        const real = await started(address);
+        await s1.done;
+        await real.write(answer('real.live.test.', '192.0.2.61'));
+        await real.finish();
+        // Not #1, silent longer but mid-handshake (its own timeout judges it), nor #2 or #4.
+        expect([half.closed, s0.closed, s2.closed]).toEqual([false, false, false]);
+        expect(names(await waitForResults(server, key, `/pdns/v2/regex/rrnames/${encodeURIComponent('^(s0|real)\\.live')}`, 2)))
+          .toEqual(['real.live.test.', 's0.live.test.']);
+      });
     } finally {
       for (const h of held) h.socket.destroy();
       expect(await r.stop()).toBe(0);
     }
-    const refused = r.logs().filter((l) => l['msg'] === 'dnstap sender refused: too many senders');
-    expect(refused.map((l) => l['limit'])).toEqual([1_024]);
-    expect(r.logs().find((l) => l['msg'] === 'receiver stopped')).toMatchObject({ refusedConnections: 1, senders: 1_024, frames: 1 });
-    expect(r.stdout()).toContain('1 RRsets published in 1 shard(s)');
+    const logs = r.logs();
+    expect(logs.filter((l) => l['msg'] === 'dnstap sender refused: too many senders').map((l) => l['limit'])).toEqual([4]);
+    const closed = logs.filter((l) => (l['msg'] as string).startsWith('dnstap sender closed:'));
+    expect(closed.map((l) => [l['msg'], l['sender'], l['limit']])).toEqual([
+      ['dnstap sender closed: silent the longest at the sender cap, to admit a new connection', 'tcp:127.0.0.1:0#3', 4],
+    ]);
+    expect(closed[0]!['idleMs']).toBeGreaterThanOrEqual(2_000);
+    expect(logs.find((l) => l['msg'] === 'dnstap sender disconnected' && l['sender'] === 'tcp:127.0.0.1:0#3')?.['reason'])
+      .toBe('closed at the sender cap (4) to admit a new connection: no frame for 2 s or more, the longest of all');
+    expect(logs.find((l) => l['msg'] === 'receiver stopped')).toMatchObject({
+      refusedConnections: 1, idleSendersClosed: 1, handshakesClosed: 0, senders: 5, frames: 2,
+      // Closed to make room is not the sender's failure; how the others ended depends on who sees this test's end first.
+      sendersFailed: reasons(logs).filter((why) => !['finished (STOP)', 'receiver stopping'].includes(why) &&
+        !why.startsWith('closed at the sender cap')).length,
+    });
   }, 60_000);
+
+  it('half-open connections cannot hold the cap: a new one closes the oldest once more than 1/16 of it are mid-handshake', async () => {
+    const d = fresh();
+    const data = path.join(d, 'data');
+    const r = await startReceiver(data, ['tcp:127.0.0.1:0'], ['--flush-seconds', '1', '--senders-max', '4']);
+    const address = r.addresses[0]!;
+    const held: FrameSender[] = [];
+    try {
+      for (let i = 0; i < 4; i++) held.push(await FrameSender.connect(address));
+      const real = await started(address); // 4 mid-handshake > 1 kept (4 / 16, at least 1): #1 makes room
+      await held[0]!.done;
+      await real.write(answer('real.live.test.', '192.0.2.62'));
+      await real.finish();
+      expect(held.map((h) => h.closed)).toEqual([true, false, false, false]);
+    } finally {
+      for (const h of held) h.socket.destroy();
+      expect(await r.stop()).toBe(0);
+    }
+    const logs = r.logs();
+    expect(logs.filter((l) => (l['msg'] as string).startsWith('dnstap sender closed:')).map((l) => [l['sender'], l['handshakes']]))
+      .toEqual([['tcp:127.0.0.1:0#1', 4]]);
+    expect(logs.find((l) => l['msg'] === 'dnstap sender disconnected' && l['sender'] === 'tcp:127.0.0.1:0#1')?.['reason'])
+      .toBe('closed at the sender cap (4) to admit a new connection: the oldest of more than 1 handshakes under way');
+    expect(logs.find((l) => l['msg'] === 'receiver stopped')).toMatchObject({ refusedConnections: 0, handshakesClosed: 1, frames: 1 });
+    expect(r.stdout()).toContain('ingest: stopped; 5 sender(s), 1 frames, 1 RRsets published in');
+  }, 60_000);
+
+  it('--allow-cidr: a tcp: connection from outside every range is closed at accept, logged and counted; unix: is not filtered',
+    async () => {
+      const d = fresh();
+      const data = path.join(d, 'data');
+      const r = await startReceiver(data, ['tcp:127.0.0.1:0', `unix:${path.join(d, 'tap.sock')}`],
+        ['--flush-seconds', '1', '--allow-cidr', '10.0.0.0/8', '--allow-cidr', '127.0.0.2', '--metrics-port', '0']);
+      const [tcp, unix] = r.addresses as [string, string];
+      const metricsUrl = /^rrscan metrics at (http:\/\/\S+)\/metrics /m.exec(r.stdout())![1]!;
+      try {
+        await withServer(data, async (server, key) => {
+          const outside = await FrameSender.connect(tcp); // from 127.0.0.1
+          await outside.write(control(READY, DNSTAP));
+          expect(await outside.readControl()).toBeUndefined();
+          await outside.done;
+          const inside = await FrameSender.connect(tcp, '127.0.0.2');
+          await inside.handshake();
+          await inside.write(answer('from-127-0-0-2.live.test.', '192.0.2.63'));
+          await inside.finish();
+          const local = await started(unix);
+          await local.write(answer('from-unix.live.test.', '192.0.2.64'));
+          await local.finish();
+          expect(names(await waitForResults(server, key, `/pdns/v2/regex/rrnames/${encodeURIComponent('^from-')}`, 2)))
+            .toEqual(['from-127-0-0-2.live.test.', 'from-unix.live.test.']);
+          const text = await (await fetch(`${metricsUrl}/metrics`)).text();
+          expect(['connections_not_allowed_total', 'connections_refused_total', 'idle_senders_closed_total', 'handshakes_closed_total',
+            'senders_total'].map((k) => new RegExp(`^rrscan_ingest_${k} (\\d+)$`, 'm').exec(text)?.[1]))
+            .toEqual(['1', '0', '0', '0', '2']);
+        });
+      } finally {
+        expect(await r.stop()).toBe(0);
+      }
+      const refused = r.logs().filter((l) => l['msg'] === 'dnstap connection refused: address outside --allow-cidr');
+      expect(refused.map((l) => [l['listen'], (l['remote'] as string).replace(/:\d+$/, '')])).toEqual([['tcp:127.0.0.1:0', '127.0.0.1']]);
+      expect(r.logs().find((l) => l['msg'] === 'receiver stopped'))
+        .toMatchObject({ notAllowedConnections: 1, senders: 2, sendersFailed: 0 });
+
+      // 127.0.0.0/8 lets 127.0.0.1 in.
+      const data2 = path.join(d, 'data2');
+      const r2 = await startReceiver(data2, ['tcp:127.0.0.1:0'], ['--flush-seconds', '1', '--allow-cidr', '127.0.0.0/8']);
+      try {
+        const s = await started(r2.addresses[0]!);
+        await s.write(answer('loopback.live.test.', '192.0.2.65'));
+        await s.finish();
+      } finally {
+        expect(await r2.stop()).toBe(0);
+      }
+      expect(r2.stdout()).toContain('ingest: stopped; 1 sender(s), 1 frames, 1 RRsets published in 1 shard(s)');
+      expect(r2.logs().find((l) => l['msg'] === 'receiver stopped')).toMatchObject({ notAllowedConnections: 0 });
+    }, 60_000);
+
+  it('refuses bad --allow-cidr, --senders-max and --sender-idle-seconds, and --allow-cidr without a tcp: listener', () => {
+    const d = fresh();
+    for (const [args, msg] of [
+      [['--listen', 'tcp:127.0.0.1:0', '--allow-cidr', '10.0.0.0/33'], '"10.0.0.0/33": prefix length must be an integer from 0 to 32'],
+      [['--listen', 'tcp:127.0.0.1:0', '--allow-cidr', 'example.com'], '"example.com" is not an IPv4 or IPv6 address or CIDR'],
+      [['--listen', `unix:${path.join(d, 's.sock')}`, '--allow-cidr', '10.0.0.0/8'],
+        '--allow-cidr applies to tcp: listeners (a unix socket is guarded by its file\'s permissions), and --listen names none'],
+      [['--allow-cidr', '10.0.0.0/8', 'x.fstrm'], '--allow-cidr goes with --listen'],
+      [['--senders-max', '4', 'x.fstrm'], '--senders-max goes with --listen'],
+      [['--listen', 'tcp:127.0.0.1:0', '--senders-max', '1025'], '--senders-max must be an integer from 1 to 1024'],
+      [['--listen', 'tcp:127.0.0.1:0', '--sender-idle-seconds', '0'], '--sender-idle-seconds must be an integer from 1 to 3600'],
+    ] as const) {
+      const c = cli(['ingest', '--data', path.join(d, 'data'), ...args]);
+      expect(c.code).toBe(1);
+      expect(c.stderr).toContain(msg);
+    }
+  });
 
   it('SIGTERM publishes what is held and exits 0', async () => {
     const d = fresh();

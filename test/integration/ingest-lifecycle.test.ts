@@ -1,6 +1,6 @@
 // Ingest as operators run it: the CLI on real files, failures that publish
 // nothing, compaction, and a running server picking up new shards (issue 2).
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
@@ -61,6 +61,77 @@ describe('failures publish nothing', () => {
     const r = cli(['ingest', '--data', d, zone]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`${zone}: line 4:`);
+  });
+});
+
+describe('zone $INCLUDE reads only below the zone file\'s directory and --include-root (issue 21)', () => {
+  // zones/ holds the zone files; secret/passwd beside it stands for /etc/passwd: were it read, the reject of its
+  // first line would quote SECRET (`unknown type "..."`). shared/ is a directory --include-root lets in.
+  const base = realpathSync(fresh());
+  const zones = path.join(base, 'zones');
+  const secret = path.join(base, 'secret', 'passwd');
+  const SECRET = 'SECRET-TOKEN-9f86d081';
+  const write = (f: string, text: string): string => {
+    mkdirSync(path.dirname(f), { recursive: true });
+    writeFileSync(f, text);
+    return f;
+  };
+  write(secret, `root ${SECRET} x 0 0\n`);
+  write(path.join(zones, 'sub', 'hosts.zone'), 'www A 192.0.2.1\nmail A 192.0.2.2\n');
+  write(path.join(base, 'shared', 'common.zone'), 'common A 192.0.2.3\n');
+  symlinkSync(secret, path.join(zones, 'passwd-link'));
+  const zone = (name: string, include: string): string =>
+    write(path.join(zones, name), `$ORIGIN example.org.\n$INCLUDE ${include}\nkept A 192.0.2.9\n`);
+  const notUnder = (roots: string) => `not under ${roots}: $INCLUDE reads only below the zone file's directory and each --include-root DIR`;
+  const NOTHING = 'rrscan ingest: nothing was published (use --max-errors N to skip bad records)\n';
+
+  it('an include below the zone file\'s directory is read and published', () => {
+    const r = cli(['ingest', '--data', path.join(base, 'data-inside'), zone('inside.zone', 'sub/hosts.zone')]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(summary(r.stdout)!.slice(1)).toEqual(['1', '3', '3', '1', '0']);
+  });
+
+  it('`..`, an absolute path and a symlink outside fail the run, naming file, line and path, never the file\'s contents', () => {
+    const cases: [string, string][] = [
+      [zone('dotdot.zone', '../secret/passwd'), `$INCLUDE ${secret} is ${notUnder(zones)}`],
+      [zone('absolute.zone', secret), `$INCLUDE ${secret} is ${notUnder(zones)}`],
+      [zone('symlink.zone', 'passwd-link'), `$INCLUDE ${path.join(zones, 'passwd-link')} resolves to ${secret}, which is ${notUnder(zones)}`],
+    ];
+    for (const [file, reason] of cases) {
+      const data = path.join(base, `data-${path.basename(file)}`);
+      const r = cli(['ingest', '--data', data, file]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toBe(`rrscan ingest: ${file}: line 2: ${reason}\n${NOTHING}`);
+      expect(r.stdout).toBe('');
+      expect(existsSync(path.join(data, 'manifest.json'))).toBe(false);
+    }
+    // Under --max-errors a refused include is skipped like any bad record, and the rest of the file goes in.
+    const r = cli(['ingest', '--data', path.join(base, 'data-skipped'), '--max-errors', '3', ...cases.map(([f]) => f)]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toBe(cases.map(([f, reason]) => `rrscan ingest: skipped: ${f}: line 2: ${reason}\n`).join(''));
+    expect(summary(r.stdout)!.slice(1)).toEqual(['3', '3', '1', '1', '3']);
+  });
+
+  it('--include-root lets a directory in, and only that one', () => {
+    const file = write(path.join(zones, 'widen.zone'), '$ORIGIN example.org.\n$INCLUDE ../shared/common.zone\n$INCLUDE ../secret/passwd\n');
+    const without = cli(['ingest', '--data', path.join(base, 'data-without'), '--max-errors', '2', file]);
+    expect(without.stderr).toBe(`rrscan ingest: skipped: ${file}: line 2: $INCLUDE ${path.join(base, 'shared', 'common.zone')} is ` +
+      `${notUnder(zones)}\nrrscan ingest: skipped: ${file}: line 3: $INCLUDE ${secret} is ${notUnder(zones)}\n`);
+    const r = cli(['ingest', '--data', path.join(base, 'data-with'), '--include-root', path.join(base, 'shared'), file]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(`rrscan ingest: ${file}: line 3: $INCLUDE ${secret} is ${notUnder(`${zones} or ${path.join(base, 'shared')}`)}\n` +
+      NOTHING);
+    const ok = cli(['ingest', '--data', path.join(base, 'data-with'), '--include-root', path.join(base, 'shared'),
+      '--max-errors', '1', file]);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(summary(ok.stdout)!.slice(1)).toEqual(['1', '1', '1', '1', '1']);
+    for (const out of [without.stdout, without.stderr, r.stdout, r.stderr, ok.stdout, ok.stderr]) expect(out).not.toContain(SECRET);
+    // A fixture that is read is quoted by its rejects: what the confinement keeps off stderr.
+    const opened = cli(['ingest', '--data', path.join(base, 'data-opened'), '--include-root', path.join(base, 'shared'),
+      '--include-root', path.join(base, 'secret'), file]);
+    expect(opened.stderr).toContain(`${secret}: line 1: unknown type "${SECRET}"`);
+    expect(cli(['ingest', '--data', path.join(base, 'data-x'), '--include-root', path.join(base, 'none'), file]).stderr)
+      .toContain(`${path.join(base, 'none')}: not a directory`);
   });
 });
 

@@ -4,9 +4,27 @@
 // (publisher.ts) that a running `rrscan serve` picks up by its manifest
 // watch (search/local/shard-set.ts) within about one flush interval.
 //
-// Limits: LIMITS.liveSendersMax senders at once over all addresses (one
-// more is closed at once, logged); each sender's own limits are in
-// sender.ts. Backpressure: while the publisher is over its memory budget
+// Admission. A tcp: connection from outside every --allow-cidr range (when
+// any is given) is closed at accept, logged and counted; unix sockets are
+// guarded by their file's permissions. At most --senders-max senders
+// (LIMITS.liveSendersMax) are connected at once over all addresses. At the
+// cap a new connection is admitted in place of, first, the started sender
+// that has sent no frame for longest, if that is --sender-idle-seconds or
+// more, or else the oldest handshake, if more than a sixteenth of the cap
+// (LIMITS.liveHandshakesMax at 1,024) are mid-handshake; each closed sender
+// is logged with why. Only when neither exists is the new connection closed
+// (logged, counted): every connection then is a sender that sent a frame
+// lately or one of a few handshakes. So senders that connect and then say
+// nothing, before or after their handshake, cannot lock a DNS server out: it
+// is admitted within --sender-idle-seconds (plus its own reconnect delay).
+// A sender is never closed for silence below the cap (dnstap has no
+// keep-alive; a quiet authority may be silent for minutes), nor ever during
+// its handshake for silence: that has its own timeout (sender.ts), and a
+// sender that just started has --sender-idle-seconds of grace. Choosing
+// scans the senders, only at the cap (1,024 comparisons, microseconds).
+// Each sender's own limits are in sender.ts.
+//
+// Backpressure: while the publisher is over its memory budget
 // every sender is paused, and new ones start paused; that includes the
 // whole time a failed flush (a full disk) waits for its retry (publisher.ts).
 //
@@ -21,7 +39,9 @@
 
 import { existsSync, rmSync } from 'node:fs';
 import net from 'node:net';
+import { performance } from 'node:perf_hooks';
 import { LIMITS } from '../../config/limits.js';
+import type { AddressAllowList } from '../../lib/address-allow-list.js';
 import type { Observation } from '../../model/observation.js';
 import { WriterLock } from '../../shard/file-lock.js';
 import { newSensorStats, type SensorStats } from '../sensor.js';
@@ -36,13 +56,25 @@ export interface ReceiverOptions {
   flushSeconds: number;
   memoryRrsets: number;
   log: LiveLog;
+  /** --senders-max: senders connected at once (at most LIMITS.liveSendersMax). */
+  sendersMax: number;
+  /** --sender-idle-seconds, in ms: at the cap, a started sender silent this long may be closed to admit a new one. */
+  senderIdleMs: number;
+  /** --allow-cidr: tcp: connections from outside it are closed at accept; undefined admits any address. */
+  allow?: AddressAllowList;
 }
 
 export interface ReceiverTotals {
   sendersNow: number;
   senders: number;
-  /** Connections closed at once because LIMITS.liveSendersMax were connected. */
+  /** Connections closed at once because --senders-max were connected and none could make room. */
   refusedConnections: number;
+  /** tcp: connections closed at accept: their address is outside every --allow-cidr range. */
+  notAllowedConnections: number;
+  /** Started senders closed at the cap, having sent no frame for --sender-idle-seconds, to admit a new connection. */
+  idleSendersClosed: number;
+  /** Senders closed mid-handshake at the cap, the oldest of too many handshakes, to admit a new connection. */
+  handshakesClosed: number;
   /** Senders closed for a protocol error, a limit or a malformed frame. */
   sendersFailed: number;
   frames: number;
@@ -63,10 +95,17 @@ export class LiveReceiver implements SenderSink {
   /** Unix socket files this receiver made (and deletes when it stops). */
   private readonly socketFiles: string[] = [];
   private readonly senders = new Set<Sender>();
+  /** Senders mid-handshake, oldest first (senders itself is reordered as they resume). */
+  private readonly handshaking = new Set<Sender>();
+  /** Handshakes under way that no new connection closes: LIMITS.liveHandshakesMax scaled to --senders-max. */
+  private readonly handshakesKept: number;
   private readonly endedStats: SensorStats = newSensorStats();
   private endedFrames = 0;
   private sendersSeen = 0;
   private refused = 0;
+  private notAllowed = 0;
+  private idleClosed = 0;
+  private handshakesClosed = 0;
   private failed = 0;
   private paused = false;
   private stopping = false;
@@ -76,6 +115,7 @@ export class LiveReceiver implements SenderSink {
   readonly addresses: string[] = [];
 
   private constructor(private readonly opts: ReceiverOptions, private readonly writer: WriterLock) {
+    this.handshakesKept = Math.max(1, Math.floor(opts.sendersMax * LIMITS.liveHandshakesMax / LIMITS.liveSendersMax));
     const label = `live ${opts.listen.map((a) => formatListenAddress(a)).join(' ')}`.slice(0, 1000);
     this.publisher = new LivePublisher(opts.dataDir, label, opts.memoryRrsets, writer, opts.log, () => this.drained());
   }
@@ -113,17 +153,76 @@ export class LiveReceiver implements SenderSink {
   private accept(socket: net.Socket, a: ListenAddress): void {
     const where = formatListenAddress(a);
     const remote = socket.remoteAddress !== undefined ? `${socket.remoteAddress}:${socket.remotePort}` : undefined;
-    if (this.senders.size >= LIMITS.liveSendersMax) {
+    if (a.kind === 'tcp' && this.opts.allow !== undefined && !this.opts.allow.allows(socket.remoteAddress ?? '')) {
+      this.notAllowed++;
+      this.opts.log.warn({ listen: where, remote }, 'dnstap connection refused: address outside --allow-cidr');
+      socket.destroy();
+      return;
+    }
+    if (this.senders.size >= this.opts.sendersMax && !this.makeRoom()) {
       this.refused++;
-      this.opts.log.warn({ listen: where, remote, limit: LIMITS.liveSendersMax }, 'dnstap sender refused: too many senders');
+      this.opts.log.warn({ listen: where, remote, limit: this.opts.sendersMax }, 'dnstap sender refused: too many senders');
       socket.destroy();
       return;
     }
     const id = `${where}#${++this.sendersSeen}`;
     const sender = new Sender(id, socket, this, this.opts.log);
     this.senders.add(sender);
+    this.handshaking.add(sender);
     if (this.paused) sender.pause();
     this.opts.log.info({ sender: id, ...(remote !== undefined ? { remote } : {}), senders: this.senders.size }, 'dnstap sender connected');
+  }
+
+  /**
+   * At the cap: makes room for one more connection (see the top of this
+   * file), closing the sender whose slot it takes; false when there is none
+   * to take. Senders closed already, whose socket's close event is still to
+   * come, hold no connection and count as room.
+   */
+  private makeRoom(): boolean {
+    const now = performance.now();
+    let open = 0;
+    let idlest: Sender | undefined;
+    let idlestMs = -1;
+    for (const s of this.senders) {
+      if (s.closing) continue;
+      open++;
+      const idle = s.idleMs(now);
+      if (idle !== undefined && idle > idlestMs) {
+        idlest = s;
+        idlestMs = idle;
+      }
+    }
+    if (open < this.opts.sendersMax) return true;
+    const limit = this.opts.sendersMax;
+    if (idlest !== undefined && idlestMs >= this.opts.senderIdleMs) {
+      this.idleClosed++;
+      this.opts.log.warn({ sender: idlest.id, idleMs: Math.round(idlestMs), limit },
+        'dnstap sender closed: silent the longest at the sender cap, to admit a new connection');
+      idlest.evict(`closed at the sender cap (${limit}) to admit a new connection: no frame for ` +
+        `${this.opts.senderIdleMs / 1000} s or more, the longest of all`);
+      return true;
+    }
+    let handshakes = 0;
+    let oldest: Sender | undefined;
+    for (const s of this.handshaking) {
+      if (s.closing) continue;
+      handshakes++;
+      oldest ??= s;
+    }
+    if (oldest !== undefined && handshakes > this.handshakesKept) {
+      this.handshakesClosed++;
+      this.opts.log.warn({ sender: oldest.id, handshakes, limit },
+        'dnstap sender closed: the oldest of too many handshakes at the sender cap, to admit a new connection');
+      oldest.evict(`closed at the sender cap (${limit}) to admit a new connection: the oldest of more than ` +
+        `${this.handshakesKept} handshakes under way`);
+      return true;
+    }
+    return false;
+  }
+
+  started(sender: Sender): void {
+    this.handshaking.delete(sender);
   }
 
   take(o: Observation): void {
@@ -150,13 +249,14 @@ export class LiveReceiver implements SenderSink {
   }
 
   ended(sender: Sender, reason: string): void {
+    this.handshaking.delete(sender);
     if (!this.senders.delete(sender)) return;
     const st = sender.stats;
     const e = this.endedStats;
     for (const k of Object.keys(e) as (keyof SensorStats)[]) e[k] += st[k];
     this.endedFrames += sender.frames;
     const clean = CLEAN_ENDS.has(reason);
-    if (!clean) this.failed++;
+    if (!clean && !sender.evicted) this.failed++;
     const fields = {
       sender: sender.id, reason, frames: sender.frames, responses: st.responses, rrsets: st.observations,
       outOfBailiwick: st.outOfBailiwick, rejected: st.rejected, senders: this.senders.size,
@@ -179,7 +279,9 @@ export class LiveReceiver implements SenderSink {
       rejected += s.stats.rejected;
     }
     return {
-      sendersNow: this.senders.size, senders: this.sendersSeen, refusedConnections: this.refused, sendersFailed: this.failed,
+      sendersNow: this.senders.size, senders: this.sendersSeen, refusedConnections: this.refused,
+      notAllowedConnections: this.notAllowed, idleSendersClosed: this.idleClosed, handshakesClosed: this.handshakesClosed,
+      sendersFailed: this.failed,
       frames, responses, observations, outOfBailiwick, rejected, published: { ...this.publisher.totals },
     };
   }

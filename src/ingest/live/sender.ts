@@ -25,6 +25,14 @@
 // What it sent before stays: every frame is checked whole before its
 // records are kept. A response whose DNS message does not parse is counted
 // as rejected and the stream goes on, as the file reader does.
+//
+// Idleness, for the receiver's sender cap: a started sender is idle for the
+// time since its last whole frame (control or data) was read, counting only
+// time the receiver was reading it (a sender paused for backpressure is not
+// silent; its clock stops). A sender mid-handshake has no idleness: it is
+// judged by the handshake timeout alone.
+
+import { performance } from 'node:perf_hooks';
 
 import type { Socket } from 'node:net';
 import { LIMITS } from '../../config/limits.js';
@@ -45,6 +53,8 @@ type Phase = 'ready' | 'start' | 'data' | 'stopped' | 'closed';
 export interface SenderSink {
   /** Takes one observation (the receiver pauses every sender while it is over its memory budget). */
   take(o: Observation): void;
+  /** The sender finished its handshake (START). */
+  started(sender: Sender): void;
   /** The sender's connection ended; `reason` says why. */
   ended(sender: Sender, reason: string): void;
 }
@@ -66,6 +76,11 @@ export class Sender {
   private eof = false;
   private socketClosed = false;
   private closeReason: string | undefined;
+  /** performance.now() of the last whole frame read, or of the connect; moved on by the time spent paused. */
+  private lastFrameAt = performance.now();
+  private pausedAt = 0;
+  /** Closed by the receiver to admit another connection (not the sender's fault). */
+  evicted = false;
 
   constructor(readonly id: string, private readonly socket: Socket, private readonly sink: SenderSink,
     private readonly log: LiveLog) {
@@ -83,6 +98,7 @@ export class Sender {
    * the kernel's buffers and then TCP push back on the sender.
    */
   pause(): void {
+    if (!this.paused) this.pausedAt = performance.now();
     this.paused = true;
     this.socket.pause();
   }
@@ -91,6 +107,7 @@ export class Sender {
   resume(): void {
     if (!this.paused) return;
     this.paused = false;
+    this.lastFrameAt += performance.now() - this.pausedAt;
     this.process();
     if (this.paused) return;
     if (!this.eof) {
@@ -105,6 +122,32 @@ export class Sender {
   drain(): void {
     this.paused = false;
     this.process();
+  }
+
+  /**
+   * Milliseconds of reading without a whole frame from a started sender;
+   * undefined for a sender mid-handshake, or one closed (its socket, or by
+   * us): those are not the receiver's to close for silence.
+   */
+  idleMs(now: number): number | undefined {
+    if ((this.phase !== 'data' && this.phase !== 'stopped') || this.socketClosed) return undefined;
+    return (this.paused ? this.pausedAt : now) - this.lastFrameAt;
+  }
+
+  /** Mid-handshake (READY / ACCEPT / START not yet done) and not closed. */
+  get handshaking(): boolean {
+    return this.phase === 'ready' || this.phase === 'start';
+  }
+
+  /** Closed by us, its socket's close still to come: it holds no connection any more. */
+  get closing(): boolean {
+    return this.phase === 'closed';
+  }
+
+  /** Closes the connection to admit another one: logged as `reason`, not counted as the sender's failure. */
+  evict(reason: string): void {
+    this.evicted = true;
+    this.fail(reason);
   }
 
   /** Closes the connection with a logged reason; what was read before stays. */
@@ -155,6 +198,7 @@ export class Sender {
 
   /** Takes the whole frames in the buffer, until it runs out, the sender is closed or paused. */
   private process(): void {
+    let took = false;
     while (this.reading && !this.paused) {
       const avail = this.end - this.start;
       if (avail < 4) break;
@@ -169,6 +213,7 @@ export class Sender {
         if (avail < 8 + clen) break;
         const control = parseControl(this.bytes, this.start + 8, this.start + 8 + clen);
         this.start += 8 + clen;
+        took = true;
         if (typeof control === 'string') this.fail(control);
         else this.onControl(control);
         continue;
@@ -187,8 +232,11 @@ export class Sender {
       }
       const from = this.start + 4;
       this.start = from + len;
+      took = true;
       this.onFrame(from, from + len);
     }
+    // Once per chunk, not per frame: the clock is read at most once per socket read.
+    if (took) this.lastFrameAt = performance.now();
     // A big frame grew the buffer; an idle sender goes back to the small one.
     if (this.start === this.end && this.buf.length > LIMITS.liveReadBufferBytes) {
       this.setBuffer(Buffer.allocUnsafe(LIMITS.liveReadBufferBytes));
@@ -229,6 +277,7 @@ export class Sender {
         if (ct !== undefined && ct !== DNSTAP_CONTENT_TYPE) return this.fail(`START content type "${ct}" is not "${DNSTAP_CONTENT_TYPE}"`);
         clearTimeout(this.handshakeTimer);
         this.phase = 'data';
+        this.sink.started(this);
         this.log.info({ sender: this.id }, 'dnstap sender started');
         return;
       }

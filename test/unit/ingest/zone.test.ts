@@ -1,6 +1,7 @@
 import path from 'node:path';
 import os from 'node:os';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { serialDate, zoneObservations, type ZoneOptions } from '../../../src/ingest/zone.js';
@@ -302,6 +303,103 @@ describe('master-file syntax', () => {
     expect(serialDate(2024023100)).toBeUndefined(); // 31 February
     expect(serialDate(1728604800)).toBeUndefined(); // epoch-seconds serial
     expect(serialDate(2024130100)).toBeUndefined();
+  });
+});
+
+describe('$INCLUDE is confined to the zone file\'s directory and --include-root', () => {
+  // A scratch tree: zones/ holds the zone files; secret/ beside it stands for /etc (a passwd-like file whose
+  // second token, were the file read, would be quoted by the "unknown type" reject); shared/ is a second root.
+  const base = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'rrscan-include-')));
+  afterAll(() => rmSync(base, { recursive: true, force: true }));
+  const zones = path.join(base, 'zones');
+  const secret = path.join(base, 'secret', 'passwd');
+  const SECRET = 'SECRET-TOKEN-d41d8cd9';
+  const write = (f: string, text: string): string => {
+    mkdirSync(path.dirname(f), { recursive: true });
+    writeFileSync(f, text);
+    return f;
+  };
+  write(secret, `root ${SECRET} x 0 0\n`);
+  write(path.join(zones, 'sub', 'hosts.zone'), 'www A 192.0.2.1\n');
+  write(path.join(base, 'shared', 'common.zone'), 'common A 192.0.2.2\n');
+  symlinkSync(secret, path.join(zones, 'passwd-link'));
+  symlinkSync(path.join(base, 'secret'), path.join(zones, 'etc-link'));
+  symlinkSync(path.join(zones, 'sub', 'hosts.zone'), path.join(zones, 'hosts-link')); // a symlink that stays inside
+  const ROOT_ONLY = `not under ${zones}: $INCLUDE reads only below the zone file's directory and each --include-root DIR`;
+  const refused = (written: string, real?: string) =>
+    `$INCLUDE ${written} ${real !== undefined ? `resolves to ${real}, which is ` : 'is '}${ROOT_ONLY}`;
+
+  it('reads files below the zone file\'s directory, through symlinks that stay there', async () => {
+    const f = write(path.join(zones, 'inside.zone'), ['$ORIGIN example.org.', '$INCLUDE sub/hosts.zone',
+      '$INCLUDE hosts-link a.example.org.', '$INCLUDE sub/../sub/hosts.zone b.example.org.'].join('\n'));
+    const { obs, rejected } = await ingest(f);
+    expect(rejected).toEqual([]);
+    expect(table(obs)).toEqual({
+      'www.example.org. A': ['192.0.2.1'], 'www.a.example.org. A': ['192.0.2.1'], 'www.b.example.org. A': ['192.0.2.1'],
+    });
+  });
+
+  it('refuses `..`, an absolute path, and a symlink to a file or a directory outside, naming the line and the path only', async () => {
+    const f = write(path.join(zones, 'escape.zone'), [
+      '$ORIGIN example.org.',
+      '$INCLUDE ../secret/passwd',
+      `$INCLUDE ${secret}`,
+      '$INCLUDE passwd-link',
+      '$INCLUDE etc-link/passwd',
+      '$INCLUDE /nonexistent-rrscan-dir/x', // outside as written: refused without a word on whether it exists
+      'kept A 192.0.2.9',
+    ].join('\n'));
+    const { obs, rejected } = await ingest(f);
+    expect(table(obs)).toEqual({ 'kept.example.org. A': ['192.0.2.9'] });
+    expect(rejected).toEqual([
+      { file: f, where: 'line 2', reason: refused(secret) },
+      { file: f, where: 'line 3', reason: refused(secret) },
+      { file: f, where: 'line 4', reason: refused(path.join(zones, 'passwd-link'), secret) },
+      { file: f, where: 'line 5', reason: refused(path.join(zones, 'etc-link', 'passwd'), secret) },
+      { file: f, where: 'line 6', reason: refused('/nonexistent-rrscan-dir/x') },
+    ]);
+    expect(JSON.stringify(rejected)).not.toContain(SECRET);
+  });
+
+  it('an include nested below the root is held to the same roots', async () => {
+    write(path.join(zones, 'sub', 'nested.zone'), '$INCLUDE ../../secret/passwd\nnested A 192.0.2.3\n');
+    const f = write(path.join(zones, 'outer.zone'), '$ORIGIN example.org.\n$INCLUDE sub/nested.zone\n');
+    const { obs, rejected } = await ingest(f);
+    expect(table(obs)).toEqual({ 'nested.example.org. A': ['192.0.2.3'] });
+    expect(rejected).toEqual([{ file: path.join(zones, 'sub', 'nested.zone'), where: 'line 1', reason: refused(secret) }]);
+  });
+
+  it('--include-root adds a directory (and below); the others stay refused', async () => {
+    const f = write(path.join(zones, 'widen.zone'), ['$ORIGIN example.org.', '$INCLUDE ../shared/common.zone',
+      '$INCLUDE ../secret/passwd'].join('\n'));
+    const before = await ingest(f);
+    expect(before.obs).toEqual([]);
+    expect(before.rejected.map((r) => r.reason)).toEqual([
+      `$INCLUDE ${path.join(base, 'shared', 'common.zone')} is ${ROOT_ONLY}`, refused(secret),
+    ]);
+    const after = await ingest(f, { includeRoots: [path.join(base, 'shared')] });
+    expect(table(after.obs)).toEqual({ 'common.example.org. A': ['192.0.2.2'] });
+    expect(after.rejected).toEqual([{ file: f, where: 'line 3', reason: `$INCLUDE ${secret} is not under ${zones} or ` +
+      `${path.join(base, 'shared')}: $INCLUDE reads only below the zone file's directory and each --include-root DIR` }]);
+    // What the confinement keeps out: the fixture, once let in, has its token quoted by a reject.
+    const opened = await ingest(f, { includeRoots: [path.join(base, 'shared'), path.join(base, 'secret')] });
+    expect(opened.rejected).toEqual([{ file: secret, where: 'line 1', reason: `unknown type "${SECRET}"` }]);
+  });
+
+  it('refuses a FIFO or a directory below the root without opening it (a FIFO would wait for a writer)', async () => {
+    const fifo = path.join(zones, 'pipe');
+    expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
+    const f = write(path.join(zones, 'special.zone'), '$INCLUDE pipe\n$INCLUDE sub\n');
+    const { rejected } = await ingest(f);
+    expect(rejected).toEqual([
+      { file: f, where: 'line 1', reason: `$INCLUDE ${fifo}: not a regular file` },
+      { file: f, where: 'line 2', reason: `$INCLUDE ${path.join(zones, 'sub')}: not a regular file` },
+    ]);
+  });
+
+  it('counts a refused include against --max-errors like any bad record', async () => {
+    const f = write(path.join(zones, 'strict.zone'), 'a.example. A 192.0.2.1\n$INCLUDE ../secret/passwd\n');
+    await expect(ingest(f, {}, 0)).rejects.toMatchObject({ code: 'INGEST_BAD_INPUT', file: f, where: 'line 2', reason: refused(secret) });
   });
 });
 
