@@ -29,7 +29,7 @@ async function cannon(url: string, headers: Record<string, string>): Promise<{ r
 
 async function main(): Promise<void> {
   const set = new ShardSet(dataDir);
-  const snap = set.load();
+  const snap = await set.open();
   const rrsets = snap.shards.reduce((a, s) => a + s.rrsetCount, 0);
   // Sample names spread over the data to look up.
   const names: string[] = [];
@@ -37,7 +37,7 @@ async function main(): Promise<void> {
     const n = s.flexNames.offsets.length - 1;
     for (let i = 0; i < 200; i++) names.push(blobRecord(s.flexNames, Math.floor((i * n) / 200)));
   }
-  set.close();
+  await set.close();
   const key = await addKey({ kind: 'sqlite', dataDir }, { quota: { kind: 'unlimited' } });
   const daily = await addKey({ kind: 'sqlite', dataDir }, { quota: { kind: 'daily', limit: 1_000_000_000 } });
   const server = await startServer(dataDir);

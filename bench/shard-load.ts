@@ -23,7 +23,7 @@ async function main(): Promise<void> {
   const rss0 = process.memoryUsage().rss;
   const t0 = performance.now();
   const set = new ShardSet(dataDir);
-  const snap = set.load();
+  const snap = await set.open();
   const loadMs = performance.now() - t0;
   const pool = new ScanPool({ threads });
   // Touch every page from every worker: a scan that matches nothing reads each blob end to end.
@@ -43,7 +43,7 @@ async function main(): Promise<void> {
   console.log(`RSS: ${fmt(rss / 2 ** 20)} MiB (baseline before load ${fmt(rss0 / 2 ** 20)} MiB); ` +
     `RSS/shard bytes = ${fmt(rss / bytes, 2)} (target <= 1.3)`);
   await pool.close();
-  set.close();
+  await set.close();
 }
 
 main().catch((err) => {

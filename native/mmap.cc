@@ -212,8 +212,9 @@ void MapFile(const v8::FunctionCallbackInfo<v8::Value>& args) {
       Throw(isolate, std::string("mmap ") + *path + ": more mappings than the fault table holds", EMFILE);
       return;
     }
-    // Scans read shards front to back; the kernel can read ahead further.
-    madvise(addr, length, MADV_WILLNEED);
+    // No MADV_WILLNEED: on a file mapping it starts reading the whole file,
+    // and a server maps every shard at start-up. Scans fault pages in front
+    // to back, which the kernel's fault read-ahead already follows.
   }
   close(fd);  // the mapping keeps the file alive
   std::string identity = Identity(st);

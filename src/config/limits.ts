@@ -151,10 +151,17 @@ export const LIMITS = Object.freeze({
   /** After fs.watch reports the manifest renamed, wait this long for the writer's rename and fsync to settle. */
   manifestSettleMs: 20,
   /**
-   * Threads that open and verify new shards at a reload (each takes a share
-   * of the files; CRC-32 runs at ~5.9 GB/s a thread), never more than cores.
+   * Threads that verify shards before they are served, at start-up and at
+   * each reload (a file each; CRC-32 runs at ~5.9 GB/s a thread), never more
+   * than cores.
    */
   shardOpenThreadsMax: 4,
+  /**
+   * Shards a manifest may list (a larger one is refused): the mmap addon's
+   * fault table holds 16,384 mappings, and 100 M RRsets compact into a few
+   * dozen shards, so this is room for thousands of unmerged flushes.
+   */
+  shardsMax: 16_384,
   /**
    * The background scrub's default read rate (serve --scrub-mib-per-s): a
    * pass over 20 GB of shards takes about 5 minutes at 64 MiB/s and costs

@@ -20,9 +20,11 @@ import type { FlexSource, LookupSource, OpenSources, SourceEvents } from './sour
  * A planned search holds the data it planned over (a snapshot of shards)
  * until exactly one of: its sources are opened and then closed, or it is
  * cancelled (the charge refused the request, or the pattern did not compile).
+ * Opening may settle later (the data is still being verified at start-up);
+ * the search waits for it within its deadline.
  */
 interface Plan<S extends FlexSource | LookupSource> {
-  open(events: SourceEvents): OpenSources<S>;
+  open(events: SourceEvents): OpenSources<S> | Promise<OpenSources<S>>;
   cancel(): void;
 }
 

@@ -64,9 +64,12 @@ export interface PageOutcome {
   error?: unknown;
 }
 
-/** What can be paginated: sources to open, or, when the answer ends before they are opened, to give up. */
+/**
+ * What can be paginated: sources to open (now, or when a promise settles),
+ * or, when the answer ends before they are opened, to give up.
+ */
 export interface Openable<S extends SortedSource> {
-  open(events: SourceEvents): OpenSources<S>;
+  open(events: SourceEvents): OpenSources<S> | Promise<OpenSources<S>>;
   cancel(): void;
 }
 
@@ -92,6 +95,8 @@ const GONE = 'client went away';
 class Paginator<S extends SortedSource, R> {
   private plan!: Openable<S>;
   private opened: OpenSources<S> | undefined;
+  /** The sources are being opened (open() returned a promise): an end meanwhile closes them when they come. */
+  private opening = false;
   private resolve!: (o: PageOutcome) => void;
   /**
    * The deadline's timer, armed only when the answer first has to wait: most
@@ -122,10 +127,25 @@ class Paginator<S extends SortedSource, R> {
       }
       // A hang-up stops every source at once, not at its next item.
       this.sink.onAbort(() => this.finish('failed', GONE));
-      this.opened = plan.open({ ready: () => this.pump(), fail: (message, error) => this.fail(message, error) });
-      if (this.finished) this.opened.close();
-      else this.pump();
+      const opened = plan.open({ ready: () => this.pump(), fail: (message, error) => this.fail(message, error) });
+      if (opened instanceof Promise) {
+        this.opening = true;
+        this.waiting();
+        opened.then((o) => this.sourcesOpened(o), (err: unknown) => {
+          this.opening = false;
+          this.fail(STREAM_MESSAGES.INTERNAL, err);
+        });
+      } else {
+        this.sourcesOpened(opened);
+      }
     });
+  }
+
+  private sourcesOpened(o: OpenSources<S>): void {
+    this.opening = false;
+    this.opened = o;
+    if (this.finished) o.close();
+    else this.pump();
   }
 
   /** The answer has to wait (a source, the socket, a turn): from now on the deadline needs a timer. */
@@ -147,7 +167,7 @@ class Paginator<S extends SortedSource, R> {
     this.finished = true;
     if (this.timer !== undefined) clearTimeout(this.timer);
     if (this.opened !== undefined) this.opened.close();
-    else this.plan.cancel();
+    else if (!this.opening) this.plan.cancel();
     if (!this.sink.aborted) {
       const closing = terminator === 'failed' ? undefined : this.output.closing?.(this.written);
       if (closing !== undefined) this.sink.text(closing);

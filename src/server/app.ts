@@ -74,7 +74,7 @@ export interface ServerOptions {
 export interface RunningServer {
   readonly port: number;
   readonly url: string;
-  /** Shards mapped at start-up (0: every search answers "no results" until some are ingested). */
+  /** Shards the manifest listed at start-up, served or not yet (0: every search answers "no results" until some are ingested). */
   readonly shards: number;
   /** Base URL of the metrics listener, when there is one. */
   readonly metricsUrl: string | undefined;
@@ -352,7 +352,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const described = backend.describe();
   log.info({ ...described, keepAliveMs }, opts.clickhouse !== undefined ? 'data backend ready' : 'shards loaded');
   openApiText(); // built now, not on the thread of the first request that asks for it
-  const shards = Number(described['shards'] ?? 0);
+  // Served, still being verified, or quarantined: what the manifest lists.
+  const shards = ['shards', 'verifying', 'quarantined'].reduce((n, k) => n + Number(described[k] ?? 0), 0);
   if (opts.clickhouse === undefined && shards === 0) {
     log.warn({ dataDir: opts.dataDir }, 'the data directory holds no shards: every search finds nothing until data is ingested');
   }

@@ -95,6 +95,7 @@ export function checkManifest(file: string, parsed: unknown): Manifest {
   if (m.version !== MANIFEST_VERSION) throw new ManifestError(file, `unsupported manifest version ${String(m.version)}`);
   if (!Number.isSafeInteger(m.generation) || m.generation! < 0) throw new ManifestError(file, 'generation is not a non-negative integer');
   if (!Array.isArray(m.shards)) throw new ManifestError(file, 'shards is not a list');
+  if (m.shards.length > LIMITS.shardsMax) throw new ManifestError(file, `${m.shards.length} shards listed, at most ${LIMITS.shardsMax}`);
   const seen = new Set<string>();
   m.shards.forEach((e: Partial<ShardEntry> | null, i) => {
     const name = typeof e?.file === 'string' ? e.file : undefined;

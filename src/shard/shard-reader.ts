@@ -9,7 +9,7 @@
 import * as flatbuffers from 'flatbuffers';
 import path from 'node:path';
 import { ShardCorruptError } from '../errors/catalogue.js';
-import { SHARD_HEADER_BYTES, verifyShard } from './format.js';
+import { checkHeader, SHARD_HEADER_BYTES, verifyShard } from './format.js';
 import { Blob, Shard, TrigramIndex } from './generated/shard_generated.js';
 import { reverseName, isOneLabel } from '../dns/name.js';
 import { lowerBound, partitionPoint, runOf } from '../lib/lower-bound.js';
@@ -162,7 +162,21 @@ export class ShardReader implements ShardHandle {
     }
   }
 
-  /** Maps and fully verifies a shard file. */
+  /**
+   * Maps a shard file and checks its header, but not its body: one page is
+   * read, whatever the file's size. The caller verifies the body
+   * (shard/scrub.ts, through a descriptor), or trusts the record that it was
+   * (shard/verified.ts), before it attaches: the table of contents is read
+   * from the body, and an unverified one may say anything.
+   */
+  static map(file: string): ShardHandle {
+    const { buffer, identity } = mapFile(file);
+    const bytes = new Uint8Array(buffer);
+    checkHeader(file, bytes, bytes.byteLength);
+    return { name: path.basename(file), identity, buffer };
+  }
+
+  /** Maps and fully verifies a shard file, through the mapping (every page is read into it). */
   static open(file: string): ShardReader {
     const { buffer, identity } = mapFile(file);
     const body = verifyShard(file, new Uint8Array(buffer));
@@ -359,19 +373,4 @@ function* reversedMatches(b: BlobColumns, m: NameMatch): Generator<readonly [num
 
 export function openShard(file: string): ShardReader {
   return ShardReader.open(file);
-}
-
-/** A shard file opened (its handle, to cross threads), or why it could not be (the error's message and code). */
-export type OpenOutcome = { file: string; handle: ShardHandle } | { file: string; error: string; code: string | undefined };
-
-/** Opens and verifies each file; one that fails does not stop the others. */
-export function openShardFiles(files: readonly string[]): OpenOutcome[] {
-  return files.map((file) => {
-    try {
-      return { file, handle: ShardReader.open(file).handle() };
-    } catch (err) {
-      const code = (err as { code?: unknown }).code;
-      return { file, error: (err as Error).message, code: typeof code === 'string' ? code : undefined };
-    }
-  });
 }

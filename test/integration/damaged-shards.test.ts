@@ -83,6 +83,11 @@ async function metric(server: Server, name: string): Promise<number> {
 
 const readyz = (server: Server) => get({ port: server.metricsPort! }, '/readyz');
 
+/** Waits until the server has verified the shards it started with (/readyz stops saying `verifying`). */
+async function verified(server: Server): Promise<void> {
+  await until('the shards are verified', async () => !(await readyz(server)).body.startsWith('not ready: verifying'));
+}
+
 async function until(what: string, ok: () => Promise<boolean> | boolean, ms = 10_000): Promise<void> {
   for (const end = Date.now() + ms; Date.now() < end;) {
     if (await ok()) return;
@@ -209,6 +214,7 @@ describe('a corrupt shard at start-up', () => {
     overwrite(path.join(dir, files[1]), [4096]);
     const server = await startServer(dir, ['--metrics-port', '0']);
     try {
+      await verified(server);
       expect((await get(server, subnet('a'), key)).body).toBe(subnetBody('a'));
       expect((await get(server, subnet('b'), key)).body).toBe(NONE);
       expect(await metric(server, 'rrscan_shards_quarantined')).toBe(1);
@@ -265,6 +271,7 @@ describe('serve --processes 2', () => {
     overwrite(path.join(dir, files[1]), [4096]);
     const group = await startServer(dir, ['--processes', '2', '--metrics-port', '0']);
     try {
+      await verified(group);
       expect((await readyz(group)).body).toMatch(new RegExp(`^ready; degraded: 1 shard quarantined \\(${files[1]}: `));
       truncateSync(path.join(dir, files[0]), 4096);
       for (let i = 0; i < 20; i++) rightOrFailed(await get(group, subnet('a'), key), subnetBody('a'));

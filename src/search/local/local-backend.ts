@@ -15,6 +15,7 @@ import { ScanPool, type ScanPoolOptions, type ScanPoolStats } from './scan-pool.
 import { ShardSet, type ShardSetStats, type Snapshot } from './shard-set.js';
 import { silentLog, type Log } from '../../lib/log.js';
 import { ShardScrubber, type ScrubStats } from './shard-scrub.js';
+import type { Openable } from '../paginator.js';
 import type { OpenSources, SortedSource } from '../sources.js';
 
 export interface LocalBackendOptions extends ScanPoolOptions {
@@ -29,6 +30,18 @@ export interface LocalBackendStats {
   readonly shards: ShardSetStats;
   readonly pool: ScanPoolStats;
   readonly scrub: ScrubStats | undefined;
+}
+
+/**
+ * A plan made once the shards have been verified at start-up: the search
+ * waits for them (its deadline running, keep-alives going out) instead of
+ * being answered from shards nobody has checked.
+ */
+function later<S extends SortedSource>(plan: Promise<Openable<S>>): Openable<S> {
+  return {
+    open: (events) => plan.then((p) => p.open(events)),
+    cancel: () => void plan.then((p) => p.cancel(), () => undefined),
+  };
 }
 
 export class LocalBackend implements SearchBackend {
@@ -50,6 +63,17 @@ export class LocalBackend implements SearchBackend {
 
   planFlex(q: FlexQuery, eff: Effective): FlexPlan {
     const patterns = compileFlex(q);
+    const started = this.shards.started();
+    if (started === undefined) return this.flexPlan(q, eff, patterns);
+    return { error: patterns.error, ...later(started.then(() => this.flexPlan(q, eff, patterns))) };
+  }
+
+  planLookup(q: LookupQuery): LookupPlan {
+    const started = this.shards.started();
+    return started === undefined ? this.lookupPlan(q) : later(started.then(() => this.lookupPlan(q)));
+  }
+
+  private flexPlan(q: FlexQuery, eff: Effective, patterns: ReturnType<typeof compileFlex>): FlexPlan {
     const snapshot = this.shards.current();
     const plan = planFlex(q, patterns, eff.fence, snapshot.shards, this.pool.threads);
     if (this.pool.wouldOverflow(plan.parts.reduce((n, p) => n + p.length, 0))) throw new ApiError('OVERLOADED');
@@ -62,7 +86,7 @@ export class LocalBackend implements SearchBackend {
     };
   }
 
-  planLookup(q: LookupQuery): LookupPlan {
+  private lookupPlan(q: LookupQuery): LookupPlan {
     const lease = this.lease();
     return {
       open: (events) => lease.checked(openLookupSources(lease.snapshot.shards, q, events, lease.end)),
@@ -90,7 +114,11 @@ export class LocalBackend implements SearchBackend {
 
   describe(): Record<string, unknown> {
     const snap = this.shards.current();
-    return { backend: 'local', shards: snap.shards.length, generation: snap.generation, threads: this.pool.threads };
+    const st = this.shards.stats();
+    return {
+      backend: 'local', shards: snap.shards.length, verifying: st.verifying, quarantined: st.quarantined.length,
+      generation: snap.generation, threads: this.pool.threads,
+    };
   }
 
   notReady(): Promise<string | undefined> {
@@ -107,7 +135,6 @@ export class LocalBackend implements SearchBackend {
   }
 
   async close(): Promise<void> {
-    this.shards.close();
-    await Promise.all([this.pool.close(), this.scrubber?.stop()]);
+    await Promise.all([this.shards.close(), this.pool.close(), this.scrubber?.stop()]);
   }
 }

@@ -37,10 +37,15 @@
 // `succeeded` with rows missing. Checking is one native atomic load and one
 // comparison per search while nothing is damaged.
 //
-// Opening new shards (mapping and checking every byte, ~170 ms per GB) runs
-// on threads of their own (workers/open-shards.ts), never on the thread that
-// answers requests; only the first load, before the server listens, opens on
-// the calling thread.
+// Opening a shard maps it and checks its header and table of contents on
+// this thread (a few pages, whatever its size); its body is verified (every
+// byte against its checksum, ~5.9 GB/s a thread) on the verifier's threads
+// (shard-verifier.ts) before it is served, unless DIR/verified.json records
+// that this very file (the same identity) was verified before
+// (shard/verified.ts): a restart serves at once, at any data size. At
+// start-up, shards that need verifying are verified in the background;
+// until they are, searches wait for them (started()), /readyz says
+// `verifying ...`, and nothing unverified is ever served.
 //
 // Change detection: fs.watch on the directory (the manifest renamed in, a
 // shard file written) plus a check every LIMITS.manifestPollMs as a safety
@@ -49,19 +54,19 @@
 
 import { existsSync, statSync, watch, type FSWatcher } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { BroadcastChannel } from 'node:worker_threads';
 import { LIMITS } from '../../config/limits.js';
 import { STREAM_MESSAGES } from '../../errors/catalogue.js';
 import { failIf } from '../../lib/faults.js';
 import { silentLog, type Log } from '../../lib/log.js';
-import { runOnThreads } from '../../lib/threads.js';
 import { SHARD_FILE_SUFFIX } from '../../shard/format.js';
 import { MANIFEST_FILE, readManifest } from '../../shard/manifest.js';
 import { faultsTotal, fileIdentity, inodeOf, mappingFaults, releaseMapping } from '../../shard/mapped-file.js';
-import { openShardFiles, ShardReader, type OpenOutcome } from '../../shard/shard-reader.js';
+import { ShardReader, type ShardHandle } from '../../shard/shard-reader.js';
+import { readVerified, VERIFIED_FILE, writeVerified } from '../../shard/verified.js';
 import { RETIRED_SHARDS_CHANNEL } from './scan-protocol.js';
+import { ShardVerifier } from './shard-verifier.js';
 
 export interface Snapshot {
   readonly generation: number;
@@ -98,6 +103,8 @@ export interface ShardSetStats {
   quarantined: readonly Quarantined[];
   /** Reads of a mapped shard that faulted because its file shrank underneath. */
   faults: number;
+  /** Shards mapped at start-up whose verification is still running (none are served until it ends). */
+  verifying: number;
 }
 
 /** A snapshot and the searches that hold it. */
@@ -112,7 +119,14 @@ type Observed = Map<string, string | undefined>;
 /** A file opened and verified, or why not. */
 type Opened = { file: string; reader: ShardReader } | { file: string; error: string; code: string | undefined };
 
-const attached = (o: OpenOutcome): Opened => ('handle' in o ? { file: o.file, reader: ShardReader.attach(o.handle) } : o);
+/** A file mapped, its header checked and its body not yet (or why it could not be mapped). */
+type Mapped = { file: string; handle: ShardHandle } | { file: string; error: string; code: string | undefined };
+
+/** Why an open failed, as an Opened. */
+function failure(file: string, err: unknown): { file: string; error: string; code: string | undefined } {
+  const code = (err as { code?: unknown }).code;
+  return { file, error: (err as Error).message, code: typeof code === 'string' ? code : undefined };
+}
 
 const SHRANK = 'read past its end: the file shrank under its mapping (truncated in place)';
 const CHANGED = 'changed in place while mapped (its size or times moved)';
@@ -142,21 +156,62 @@ export class ShardSet {
   private readonly gone = new Set<string>();
   private reloads = 0;
   private reloadFailures = 0;
+  private readonly verifier: ShardVerifier;
+  /** Files verified on this machine, by name: what DIR/verified.json holds and is rewritten from. */
+  private readonly verified: Map<string, string>;
+  private verifiedWarned = false;
+  /** Until the first snapshot is installed: settles then (start-up verification). */
+  private starting: Promise<void> | undefined;
+  /** Shards mapped at start-up and not verified yet, and their bytes, for /readyz. */
+  private verifying = { shards: 0, bytes: 0 };
 
   constructor(readonly dataDir: string, private readonly log: Log = silentLog) {
     this.released.unref();
+    this.verifier = new ShardVerifier(dataDir);
+    this.verified = new Map(readVerified(dataDir));
   }
 
-  /** Loads the current manifest on this thread (start-up). A bad shard is quarantined, a bad manifest refused: neither throws. */
-  load(): Snapshot {
+  /**
+   * Loads the current manifest (start-up): maps every listed shard on this
+   * thread and verifies, in the background, those the verified record does
+   * not vouch for; the first snapshot is installed once they are
+   * (started()). A bad shard is quarantined, a bad manifest refused: neither
+   * throws.
+   */
+  load(): void {
     const stamp = this.stamp();
-    if (!this.readListed()) return this.snapshot;
-    const observed: Observed = new Map(this.listed.map((f) => [f, identityNow(this.pathOf(f))]));
-    const { open, failed } = this.injectFaults(this.toOpen(observed, true));
-    const opened = openShardFiles(open.map((f) => this.pathOf(f))).map(attached);
-    this.settle(observed, [...failed, ...opened]);
     this.lastStamp = stamp;
+    if (!this.readListed()) return;
+    const observed: Observed = new Map(this.listed.map((f) => [f, identityNow(this.pathOf(f))]));
+    const mapped = this.mapFiles(this.toOpen(observed, true));
+    const unverified = this.unverified(mapped);
+    if (unverified.length === 0) {
+      this.settle(observed, mapped.map((m) => this.attach(m)));
+      return;
+    }
+    this.verifying = { shards: unverified.length, bytes: unverified.reduce((n, h) => n + h.buffer.byteLength, 0) };
+    this.log.info({ shards: unverified.length, bytes: this.verifying.bytes }, 'verifying shards before they are served');
+    this.starting = this.verifyMapped(mapped).then((outcomes) => {
+      this.settle(observed, outcomes);
+      this.log.info({ shards: this.snapshot.shards.length, quarantined: this.quarantine.size }, 'shards verified; serving');
+    }, (err: unknown) => {
+      this.log.error({ err }, 'verifying shards failed; serving none');
+    }).finally(() => {
+      this.starting = undefined;
+      this.verifying = { shards: 0, bytes: 0 };
+    });
+  }
+
+  /** load(), then the first snapshot once it is installed (tools and benchmarks; a server does not wait). */
+  async open(): Promise<Snapshot> {
+    this.load();
+    await this.starting;
     return this.snapshot;
+  }
+
+  /** Settles once the first snapshot is installed; undefined when it already is (searches need not wait). */
+  started(): Promise<void> | undefined {
+    return this.starting;
   }
 
   current(): Snapshot {
@@ -219,12 +274,16 @@ export class ShardSet {
       shards: current.length, generation: this.snapshot.generation, mappedBytes, newestObservation: newest,
       reloads: this.reloads, reloadFailures: this.reloadFailures,
       quarantined: [...this.quarantine.values()].map(({ file, reason, since }) => ({ file, reason, since })),
-      faults: this.faultsSeen,
+      faults: this.faultsSeen, verifying: this.verifying.shards,
     };
   }
 
   /** Why nothing can be served (/readyz 503), or undefined. */
   notReady(): string | undefined {
+    if (this.starting !== undefined) {
+      const { shards, bytes } = this.verifying;
+      return `verifying ${shards} shard${shards === 1 ? '' : 's'} (${(bytes / 1e9).toFixed(1)} GB) before serving`;
+    }
     if (this.snapshot.shards.length > 0) return undefined;
     if (this.manifestRefused !== undefined) return this.manifestRefused;
     return this.quarantine.size > 0 ? `no shards mapped; ${this.degraded()!}` : 'no shards mapped';
@@ -274,6 +333,7 @@ export class ShardSet {
     this.checking = true;
     const before = this.snapshot;
     try {
+      await this.starting;
       do {
         this.checkAgain = false;
         await this.checkOnce();
@@ -288,10 +348,11 @@ export class ShardSet {
     return this.snapshot !== before;
   }
 
-  close(): void {
+  async close(): Promise<void> {
     this.watcher?.close();
     if (this.timer) clearInterval(this.timer);
     this.released.close();
+    await this.verifier.close();
   }
 
   private async checkOnce(): Promise<void> {
@@ -306,9 +367,8 @@ export class ShardSet {
     }
     const observed: Observed = new Map(await Promise.all(this.listed.map(async (f) =>
       [f, await identityLater(this.pathOf(f))] as const)));
-    const { open, failed } = this.injectFaults(this.toOpen(observed, this.generation !== generationBefore));
-    const opened = open.length === 0 ? [] : await this.openOnThreads(open);
-    const installed = this.settle(observed, [...failed, ...opened]);
+    const mapped = this.mapFiles(this.toOpen(observed, this.generation !== generationBefore));
+    const installed = this.settle(observed, await this.verifyMapped(mapped));
     if (this.generation !== generationBefore) {
       this.reloads++;
       this.log.info({ generation: this.generation, shards: this.snapshot.shards.length, quarantined: this.quarantine.size },
@@ -373,28 +433,72 @@ export class ShardSet {
     return open;
   }
 
-  /** The shard-open fault (lib/faults.ts), counted here, on the thread that decides to open: the files it fails, and the rest. */
-  private injectFaults(files: readonly string[]): { open: string[]; failed: Opened[] } {
-    const open: string[] = [];
-    const failed: Opened[] = [];
-    for (const file of files) {
+  /**
+   * Maps each file and checks its header, on this thread (a page each). The
+   * shard-open fault (lib/faults.ts) is counted here.
+   */
+  private mapFiles(files: readonly string[]): Mapped[] {
+    return files.map((file) => {
       try {
         failIf('shard-open', this.pathOf(file));
-        open.push(file);
+        return { file, handle: ShardReader.map(this.pathOf(file)) };
       } catch (err) {
-        failed.push({ file, error: (err as Error).message, code: (err as { code?: string }).code });
+        return failure(file, err);
       }
-    }
-    return { open, failed };
+    });
   }
 
-  /** Opens and verifies files on threads of their own, a share of the files each. */
-  private async openOnThreads(files: readonly string[]): Promise<Opened[]> {
-    const threads = Math.min(files.length, availableParallelism(), LIMITS.shardOpenThreadsMax);
-    const tasks = Array.from({ length: threads }, (_, t) => files.filter((_f, i) => i % threads === t).map((f) => this.pathOf(f)));
-    const settled = await runOnThreads<readonly string[], OpenOutcome[]>('open-shards', tasks);
-    return settled.flatMap((s, t) => (s.status === 'fulfilled' ? s.value.map(attached)
-      : tasks[t]!.map((file) => ({ file, error: (s.reason as Error).message, code: undefined }))));
+  /** The mapped files the verified record does not vouch for (their identity is not the one it recorded). */
+  private unverified(mapped: readonly Mapped[]): ShardHandle[] {
+    return mapped.flatMap((m) => ('handle' in m && this.verified.get(m.file) !== m.handle.identity ? [m.handle] : []));
+  }
+
+  /** Reads a verified file's table of contents: its reader, or why it cannot be read (a bug in its writer). */
+  private attach(m: Mapped): Opened {
+    if (!('handle' in m)) return m;
+    try {
+      return { file: m.file, reader: ShardReader.attach(m.handle) };
+    } catch (err) {
+      releaseMapping(m.handle.buffer);
+      return failure(m.file, err);
+    }
+  }
+
+  /**
+   * Verifies the bodies of mapped shards that the verified record does not
+   * vouch for, on the verifier's threads, records those that check out, and
+   * attaches every shard that is verified.
+   */
+  private async verifyMapped(mapped: readonly Mapped[]): Promise<Opened[]> {
+    const unverified = this.unverified(mapped);
+    if (unverified.length === 0) return mapped.map((m) => this.attach(m));
+    const verdicts = new Map((await this.verifier.verify(unverified)).map((v, i) => [unverified[i]!, v]));
+    const out = mapped.map((m): Opened => {
+      if (!('handle' in m)) return m;
+      const why = verdicts.get(m.handle);
+      if (why !== undefined) {
+        releaseMapping(m.handle.buffer);
+        return { file: m.file, error: why, code: 'SHARD_CORRUPT' };
+      }
+      if (verdicts.has(m.handle)) this.verified.set(m.file, m.handle.identity);
+      return this.attach(m);
+    });
+    void this.recordVerified();
+    return out;
+  }
+
+  /** Rewrites DIR/verified.json for the files listed now; a failure is warned about once (it only costs a later verification). */
+  private async recordVerified(): Promise<void> {
+    for (const f of [...this.verified.keys()]) if (!this.listed.includes(f)) this.verified.delete(f);
+    try {
+      await writeVerified(this.dataDir, this.verified);
+    } catch (err) {
+      if (!this.verifiedWarned) {
+        this.log.warn({ err, dataDir: this.dataDir },
+          `could not record verified shards in ${VERIFIED_FILE}; the next start verifies them again`);
+      }
+      this.verifiedWarned = true;
+    }
   }
 
   /**
@@ -405,13 +509,14 @@ export class ShardSet {
   private settle(observed: Observed, outcomes: readonly Opened[]): boolean {
     const served = this.byName();
     for (const o of outcomes) {
-      const file = path.basename(o.file);
+      const file = o.file;
       if ('reader' in o) {
         served.set(file, o.reader);
         if (this.quarantine.delete(file)) this.log.info({ file: this.pathOf(file) }, 'shard back in service: it verified');
       } else {
         served.delete(file);
         this.quarantineFile(file, observed.get(file), o.error, o.code !== 'SHARD_CORRUPT');
+        this.verified.delete(file);
       }
     }
     const shards: ShardReader[] = [];

@@ -80,11 +80,11 @@ let f: Fixture;
 let log: ReturnType<typeof recordingLog>;
 let set: ShardSet;
 
-beforeEach(() => {
+beforeEach(async () => {
   f = fixture();
   log = recordingLog();
   set = new ShardSet(f.dir, log);
-  set.load();
+  await set.open();
   return () => set.close();
 });
 
@@ -198,47 +198,84 @@ describe('a manifest that cannot be trusted', () => {
     expect(log.lines.at(-2)?.msg).toBe('manifest accepted again');
   });
 
-  it('at start-up: nothing is served, and /readyz says why', () => {
+  it('at start-up: nothing is served, and /readyz says why', async () => {
     writeFileSync(manifestFile(), JSON.stringify({ version: 1, generation: 3, shards: [{ file: `/etc/${f.files[0]}` }] }));
     const fresh = new ShardSet(f.dir, recordingLog());
     try {
-      expect(fresh.load().shards).toEqual([]);
+      expect((await fresh.open()).shards).toEqual([]);
       expect(fresh.notReady()).toBe(`${manifestFile()}: manifest refused: shard 0: "/etc/${f.files[0]}" is not a bare shard ` +
         'file name of the data directory');
     } finally {
-      fresh.close();
+      await fresh.close();
     }
   });
 });
 
 describe('a corrupt shard at start-up', () => {
-  it('is quarantined and the others serve', () => {
+  it('is quarantined and the others serve', async () => {
     overwrite(path.join(f.dir, f.files[0]), [4096]);
     const l = recordingLog();
     const fresh = new ShardSet(f.dir, l);
     try {
-      expect(fresh.load().shards.map((s) => s.name)).toEqual([f.files[1]]);
+      expect((await fresh.open()).shards.map((s) => s.name)).toEqual([f.files[1]]);
       expect(fresh.notReady()).toBeUndefined();
       expect(fresh.degraded()).toBe(`1 shard quarantined (${f.files[0]}: ${path.join(f.dir, f.files[0])}: corrupt shard: body checksum mismatch)`);
-      expect(l.lines).toEqual([{
+      expect(l.lines.filter((x) => x.level !== 'info')).toEqual([{
         level: 'error', msg: 'shard quarantined: out of service until its file changes',
         fields: { file: path.join(f.dir, f.files[0]), reason: `${path.join(f.dir, f.files[0])}: corrupt shard: body checksum mismatch` },
       }]);
     } finally {
-      fresh.close();
+      await fresh.close();
     }
   });
 
-  it('every shard corrupt or missing: not ready, naming them', () => {
+  it('every shard corrupt or missing: not ready, naming them', async () => {
     overwrite(path.join(f.dir, f.files[0]), [4096]);
     renameSync(path.join(f.dir, f.files[1]), path.join(f.dir, '..', `${path.basename(f.dir)}-moved.rrs`));
     const fresh = new ShardSet(f.dir, recordingLog());
     try {
-      expect(fresh.load().shards).toEqual([]);
+      expect((await fresh.open()).shards).toEqual([]);
       expect(fresh.notReady()).toBe(`no shards mapped; 2 shards quarantined (${f.files[0]}: ${path.join(f.dir, f.files[0])}: corrupt ` +
         `shard: body checksum mismatch; ${f.files[1]}: listed in the manifest, but there is no such file)`);
     } finally {
-      fresh.close();
+      await fresh.close();
+    }
+  });
+});
+
+describe('the verified record (DIR/verified.json)', () => {
+  const verifiedLog = (l: ReturnType<typeof recordingLog>) => l.lines.filter((x) => x.msg === 'verifying shards before they are served');
+
+  it('lets a restart serve at once, and a file changed since is verified again', async () => {
+    expect(verifiedLog(log)).toEqual([
+      { level: 'info', msg: 'verifying shards before they are served', fields: expect.objectContaining({ shards: 2 }) },
+    ]);
+    await new Promise((r) => setTimeout(r, 50)); // the record is written in the background
+    const record = JSON.parse(readFileSync(path.join(f.dir, 'verified.json'), 'utf8')) as { files: Record<string, string> };
+    expect(Object.keys(record.files).sort()).toEqual([...f.files].sort());
+
+    const again = recordingLog();
+    const restarted = new ShardSet(f.dir, again);
+    try {
+      restarted.load();
+      expect(restarted.started()).toBeUndefined(); // nothing to verify: served at once
+      expect(restarted.current().shards.map((x) => x.name)).toEqual(f.files);
+      expect(verifiedLog(again)).toEqual([]);
+    } finally {
+      await restarted.close();
+    }
+
+    overwrite(path.join(f.dir, f.files[1]), [4096]);
+    const third = recordingLog();
+    const changed = new ShardSet(f.dir, third);
+    try {
+      changed.load();
+      expect(changed.notReady()).toMatch(/^verifying 1 shard \(0\.\d GB\) before serving$/);
+      await changed.started();
+      expect(changed.current().shards.map((x) => x.name)).toEqual([f.files[0]]);
+      expect(changed.stats().quarantined.map((q) => q.file)).toEqual([f.files[1]]);
+    } finally {
+      await changed.close();
     }
   });
 });
