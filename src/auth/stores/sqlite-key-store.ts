@@ -18,7 +18,9 @@
 // chargeBatch runs one IMMEDIATE transaction for the whole batch (group
 // commit, driven by quota-ledger.ts) and throws SqliteError SQLITE_BUSY when
 // another process held the write lock past LIMITS.keyStoreBusyTimeoutMs.
-// Keys are stored only as sha256 hashes (key-material.ts).
+// Keys are stored only as sha256 hashes (key-material.ts). The tables, their
+// versions and the migrations that bring an older file up to date are in
+// key-store-schema.ts; open() applies them.
 
 import Database from 'better-sqlite3';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
@@ -30,46 +32,13 @@ import { sameKeyHash } from '../key-material.js';
 import { decideCharge, emptyUsage, undoCharge } from '../licence.js';
 import type { ChargedEndpoint, Licence, QuotaKind, Usage } from '../licence.js';
 import type { ChargeOutcome, ChargeRequest, KeyRecord, KeyStore } from '../key-store.js';
+import { migrateKeyStore } from './key-store-schema.js';
 
-const SCHEMA_VERSION = '1';
 const KEY_STORE_FILE = 'keys.sqlite';
 
 export function keyStorePath(dataDir: string): string {
   return path.join(dataDir, KEY_STORE_FILE);
 }
-
-// One table: a charge reads and writes one row, so the licence (revocation,
-// expiry) is re-read in the same transaction as the counters.
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS meta (
-  name  TEXT PRIMARY KEY,
-  value TEXT NOT NULL
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS keys (
-  key_hash       BLOB PRIMARY KEY CHECK (length(key_hash) = 32),
-  fingerprint    TEXT NOT NULL,
-  created        INTEGER NOT NULL,
-  quota_kind     TEXT NOT NULL CHECK (quota_kind IN ('unlimited', 'daily', 'hourly', 'block')),
-  quota_limit    INTEGER,
-  expires        INTEGER,
-  results_max    INTEGER NOT NULL,
-  offset_max     INTEGER,
-  burst_size     INTEGER,
-  burst_window   INTEGER,
-  max_concurrent INTEGER,
-  fence_after    INTEGER,
-  fence_before   INTEGER,
-  private        INTEGER NOT NULL,
-  allow_cidrs    TEXT NOT NULL,
-  v2             INTEGER NOT NULL,
-  revoked        INTEGER,
-  period_start   INTEGER NOT NULL DEFAULT 0,
-  period_used    INTEGER NOT NULL DEFAULT 0,
-  total_used     INTEGER NOT NULL DEFAULT 0,
-  last_used      INTEGER,
-  burst_log      BLOB
-) WITHOUT ROWID;
-`;
 
 interface KeyRow {
   key_hash: Buffer;
@@ -204,14 +173,8 @@ export class SqliteKeyStore implements KeyStore {
     try {
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = NORMAL');
-      db.transaction(() => {
-        db.exec(SCHEMA);
-        db.prepare('INSERT OR IGNORE INTO meta (name, value) VALUES (?, ?)').run('schema_version', SCHEMA_VERSION);
-      }).immediate();
-      const version = db.prepare("SELECT value FROM meta WHERE name = 'schema_version'").pluck().get() as string;
-      if (version !== SCHEMA_VERSION) {
-        throw new Error(`${file}: key store schema version ${version}; this build reads version ${SCHEMA_VERSION}`);
-      }
+      // An older file is migrated forward (keys, usage and licences kept); a newer one is refused untouched.
+      migrateKeyStore(db, file);
     } catch (err) {
       db.close();
       throw err;

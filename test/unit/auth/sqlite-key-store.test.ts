@@ -62,12 +62,13 @@ describe('SqliteKeyStore: the file', () => {
     }
   });
 
-  it('refuses a file of another schema version, naming both', () => {
+  it('refuses a file of a newer schema version, naming both (older ones migrate: key-store-schema.test.ts)', () => {
     SqliteKeyStore.open(dir).close();
     const db = new Database(path.join(dir, 'keys.sqlite'));
     db.prepare("UPDATE meta SET value = '2' WHERE name = 'schema_version'").run();
     db.close();
-    expect(() => SqliteKeyStore.open(dir)).toThrow(`${path.join(dir, 'keys.sqlite')}: key store schema version 2; this build reads version 1`);
+    expect(() => SqliteKeyStore.open(dir)).toThrow(`${path.join(dir, 'keys.sqlite')}: key store schema version 2 is newer than ` +
+      'this build reads (1 at most)');
   });
 
   it('rejects an unknown kind at run time', () => {
