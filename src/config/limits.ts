@@ -246,9 +246,9 @@ export const LIMITS = Object.freeze({
   /** Usage of unlimited keys (enforced nowhere, shown by `keys show`) is written at most this often. */
   usageFlushIntervalMs: 1_000,
   /**
-   * A running server checks that DIR/keys.sqlite is still the file it opened (one stat of its device, inode and
-   * birth time) this often, besides fs.watch's word: a store replaced, deleted or restored under it is noticed
-   * within this long, never by a stat per request. Until then requests are answered from the file it had open.
+   * A running server checks that DIR/keys.sqlite is still the file it opened (one stat: its device and inode)
+   * this often, besides fs.watch's word: a store replaced, deleted or restored under it is noticed within this
+   * long, never by a stat per request. Until then requests are answered from the file it had open.
    */
   keyStoreCheckMs: 1_000,
   /** After fs.watch reports keys.sqlite renamed or deleted, wait this long for the operator's mv to settle. */

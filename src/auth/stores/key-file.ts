@@ -16,17 +16,22 @@
 // So every open of keys.sqlite by rrscan goes through openKeyFile, which
 // holds an flock on keys.sqlite.open.lock while it opens, and keeps in that
 // file which database the -wal and -shm at the path were made for:
-//   {"db":"dev:ino:birth","wal":"dev:ino:birth","shm":"dev:ino:birth"}
-// (device, inode and birth time: a deleted file's inode number can be handed
-// to a new one, its birth time cannot). An open that finds a different
-// database at the path than the record names deletes the -wal and -shm the
-// record names (those exact files, by identity; any others are left alone)
-// before SQLite sees them: they hold the old store's uncheckpointed writes,
-// which no reader of the new store must see. Processes still reading the old
-// file keep their open descriptors and notice the change themselves
-// (sqlite-key-store.ts). The lock makes "look at the record, delete, open,
-// record" one step among rrscan's processes; other programs (the sqlite3
-// shell) do not take it, and what they create is trusted as before.
+//   {"db":"dev:ino","-wal":"dev:ino","-shm":"dev:ino"}
+// An open that finds a different database at the path than the record names
+// deletes the -wal and -shm the record names (those exact files, by
+// identity; any others are left alone) before SQLite sees them: they hold
+// the old store's uncheckpointed writes, which no reader of the new store
+// must see. Processes still reading the old file keep their open
+// descriptors, and when they notice the change (sqlite-key-store.ts) they
+// do the same at once (releaseKeyFile), before they let go of the old file.
+// That order matters because identities are device and inode only: once no
+// process holds the old file its inode number may be handed to the next
+// file created at the path, which the record would then take for the old
+// one. (Birth time would tell them apart, but where statx is missing or
+// filtered Node reports the change time instead, which moves with every
+// write.) The lock makes "look at the record, delete, open, record" one
+// step among rrscan's processes; other programs (the sqlite3 shell) do not
+// take it, and what they create is trusted as before.
 //
 // Contract: openKeyFile(file, {create, wait}) answers the open connection
 // (WAL mode, migrated by key-store-schema.ts) and the identity of the file it
@@ -62,15 +67,11 @@ interface PairingRecord {
   '-shm'?: string;
 }
 
-/**
- * "dev:ino:birth" of the file at `file`, or undefined when nothing is there.
- * Birth time is 0 on file systems that do not keep it; device and inode
- * then stand alone.
- */
+/** "dev:ino" of the file at `file`, or undefined when nothing is there. */
 export function fileIdentity(file: string): string | undefined {
   try {
     const st = statSync(file, { bigint: true });
-    return `${st.dev}:${st.ino}:${st.birthtimeNs}`;
+    return `${st.dev}:${st.ino}`;
   } catch (err) {
     const code = (err as { code?: unknown }).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
@@ -106,8 +107,8 @@ function readRecord(file: string): PairingRecord | undefined {
   return undefined;
 }
 
-/** Deletes the -wal and -shm the record names when the record was made for another database than `current`. */
-function removeStaleSidecars(file: string, record: PairingRecord | undefined, current: string): void {
+/** Deletes the -wal and -shm the record names when the record was made for another database than `current` (none: undefined). */
+function removeStaleSidecars(file: string, record: PairingRecord | undefined, current: string | undefined): void {
   if (record === undefined || record.db === current) return;
   for (const suffix of SIDECARS) {
     const recorded = record[suffix];
@@ -118,6 +119,28 @@ function removeStaleSidecars(file: string, record: PairingRecord | undefined, cu
         if ((err as { code?: unknown }).code !== 'ENOENT') throw err;
       }
     }
+  }
+}
+
+/**
+ * Called by a process whose store file `identity` is no longer at the path
+ * (replaced or deleted), while it still holds it open: deletes the -wal and
+ * -shm the record says were made for it, and the record, so that no later
+ * file at the path is read through them. Best effort and never waits: when
+ * another process holds the lock, that process is opening the store and
+ * applies the record itself (the old file, still held, cannot lend its
+ * inode number to the new one meanwhile).
+ */
+export function releaseKeyFile(file: string, identity: string): void {
+  const lock = takeLock(file, false);
+  if (lock === undefined) return;
+  try {
+    const record = readRecord(file);
+    if (record?.db !== identity || fileIdentity(file) === identity) return;
+    removeStaleSidecars(file, record, undefined);
+    lock.note('');
+  } finally {
+    lock.release();
   }
 }
 

@@ -37,7 +37,7 @@ import { sameKeyHash } from '../key-material.js';
 import { decideCharge, emptyUsage, undoCharge } from '../licence.js';
 import type { ChargedEndpoint, Licence, QuotaKind, Usage } from '../licence.js';
 import type { ChargeOutcome, ChargeRequest, KeyRecord, KeyStore, KeyStoreNotice } from '../key-store.js';
-import { fileIdentity, openKeyFile, type OpenedKeyFile } from './key-file.js';
+import { fileIdentity, openKeyFile, releaseKeyFile, type OpenedKeyFile } from './key-file.js';
 import type { MigrationOutcome } from './key-store-schema.js';
 
 const KEY_STORE_FILE = 'keys.sqlite';
@@ -417,8 +417,13 @@ export class SqliteKeyStore implements KeyStore {
     this.watcher?.close();
     if (this.timer !== undefined) clearInterval(this.timer);
     if (this.retry !== undefined) clearTimeout(this.retry);
-    this.conn?.close();
-    this.conn = undefined;
+    // A file that left the path before anyone noticed (no watch, or between two checks) leaves nothing behind either.
+    try {
+      if (this.conn !== undefined && fileIdentity(this.file) !== this.identity) this.release();
+    } catch {
+      // Cannot tell: the next open's record check still stands guard.
+    }
+    this.closeConnection();
   }
 
   private live(): KeyConnection {
@@ -440,6 +445,7 @@ export class SqliteKeyStore implements KeyStore {
       return;
     }
     if (this.conn !== undefined && now === this.identity) return;
+    this.release();
     if (now === undefined) {
       this.deleted();
       return;
@@ -489,6 +495,20 @@ export class SqliteKeyStore implements KeyStore {
     // From 0 is a store being created, not an upgrade.
     if (from > 0 && from < to) {
       this.listener?.({ kind: 'migrated', message: `${this.file}: key store schema migrated from version ${from} to ${to}` });
+    }
+  }
+
+  /**
+   * The open file is no longer at the path: delete the -wal and -shm made
+   * for it while this process still holds it (key-file.ts releaseKeyFile).
+   * Done once per file: afterwards the record names another or none.
+   */
+  private release(): void {
+    if (this.conn === undefined || this.identity === undefined) return;
+    try {
+      releaseKeyFile(this.file, this.identity);
+    } catch {
+      // Best effort (a lock file it cannot open): the next open's record check still stands guard.
     }
   }
 

@@ -127,26 +127,54 @@ describe('SqliteKeyStore: a file replaced, deleted or restored under it', () => 
     });
   }
 
-  it('a process opening the path after a move reads the new file, not the old one through the -wal it left', async () => {
-    // The old store's connection is open when the new file arrives, and its close leaves its -wal and -shm
-    // behind (SQLite will not checkpoint a moved database). Opened naively, the path then showed OLD_KEY.
+  it('a process opening the path after a move reads the new file, not the old one through its -wal', async () => {
+    // Another process still has the old store open (it has not noticed yet, or was killed before it could)
+    // when this one opens the path: the -wal and -shm there are the old store's, with writes no checkpoint
+    // copied. Opened naively, the path showed OLD_KEY and not NEW_KEY.
     const old = await storeWithOldKey();
     await moveInStoreWith(NEW_KEY);
-    old.close();
     expect(existsSync(`${file}-wal`)).toBe(true);
     const store = SqliteKeyStore.open(dir);
     try {
       expect(store.findLicence(OLD)).toBeUndefined();
       expect(store.findLicence(NEW)!.quotaLimit).toBe(10);
       expect(store.list().map((r) => r.licence.fingerprint)).toEqual([NEW.toString('hex').slice(0, 12)]);
+      // The old process lets go of its file afterwards; that touches nothing the new store uses.
+      old.close();
+      const licence = store.findLicence(NEW)!;
+      expect(store.chargeBatch([{ licence, endpoint: 'flex' }], 1_800_000_000)).toEqual([{ ok: true, periodUsed: 1 }]);
     } finally {
+      old.close();
       store.close();
+    }
+    const again = SqliteKeyStore.open(dir);
+    try {
+      expect(again.record(NEW)!.usage.totalUsed).toBe(1);
+      expect(again.findLicence(OLD)).toBeUndefined();
+    } finally {
+      again.close();
     }
     const db = new Database(file);
     try {
       expect(db.pragma('integrity_check')).toEqual([{ integrity_check: 'ok' }]);
     } finally {
       db.close();
+    }
+  });
+
+  it('a store closed after its file was replaced (a `keys` command, a server stopping) leaves no -wal behind', async () => {
+    // SQLite closes a moved database without checkpointing or deleting its -wal; before, the next open of the
+    // path (the server started again) read the new file through it and served the old keys.
+    const old = await storeWithOldKey();
+    await moveInStoreWith(NEW_KEY);
+    old.close();
+    expect([existsSync(`${file}-wal`), existsSync(`${file}-shm`)]).toEqual([false, false]);
+    const store = SqliteKeyStore.open(dir);
+    try {
+      expect(store.findLicence(OLD)).toBeUndefined();
+      expect(store.findLicence(NEW)!.quotaLimit).toBe(10);
+    } finally {
+      store.close();
     }
   });
 
@@ -187,8 +215,12 @@ describe('SqliteKeyStore: a file replaced, deleted or restored under it', () => 
       const copy = new Database(file, { readonly: true });
       await copy.backup(backup);
       copy.close();
+      expect(existsSync(`${file}-wal`)).toBe(true);
       rmSync(file);
       await waitFor(notices, 1);
+      // Its -wal and -shm went with it, before the store let go of the file (so a file created at the path
+      // later, even one given the old inode number, is never read through them).
+      expect([existsSync(`${file}-wal`), existsSync(`${file}-shm`)]).toEqual([false, false]);
       expect(notices[0]).toEqual({
         kind: 'unavailable',
         message: `${file} was deleted under the running server; data requests get 503 until it is restored ` +
