@@ -55,10 +55,13 @@
 // Licences are cached for LIMITS.licenceCacheTtlMs: revoking a key that
 // needs no write per request (unlimited) takes effect within that time;
 // charged keys re-read their row inside every charge transaction, so
-// revocation stops them at once.
+// revocation stops them at once. The gate watches its store
+// (KeyStore.watch): when the store reopens another file or has none, every
+// cached licence is dropped, so no key outlives the store it came from.
 //
 // Logging: this module logs nothing; KeyLimits.fingerprint is what callers
-// may log, and KeyLimits.private tells them not to log query text.
+// may log, and KeyLimits.private tells them not to log query text; the
+// store's notices go to AccessGateOptions.onStoreNotice.
 // Counting: `refusals` counts the refusals that are the key's own limits
 // (quota, burst, cap, expiry), plain numbers the server's metrics read at
 // scrape time; probe() tells its readiness check whether the store answers.
@@ -68,7 +71,7 @@ import { ApiError } from '../errors/catalogue.js';
 import { ClientAllowList } from './client-address.js';
 import type { ConcurrencyLimiter, Lease } from './concurrency.js';
 import { canonicalKey, hashKey, sameKeyHash } from './key-material.js';
-import type { Awaitable, ChargeOutcome, KeyStore } from './key-store.js';
+import type { Awaitable, ChargeOutcome, KeyStore, KeyStoreNotice } from './key-store.js';
 import { isExpired, isMetered, resolveFence } from './licence.js';
 import type { Licence } from './licence.js';
 import { QuotaLedger, type ChargeStamp } from './quota-ledger.js';
@@ -122,6 +125,8 @@ export interface AccessGateOptions {
   now?: () => number;
   /** Override LIMITS.licenceCacheTtlMs (tests use 0 to see revocations at once). */
   licenceCacheTtlMs?: number;
+  /** Hears what the key store reports about itself (KeyStoreNotice): the server logs it. */
+  onStoreNotice?: (notice: KeyStoreNotice) => void;
 }
 
 /** What the gate remembers about a key between requests. */
@@ -216,6 +221,14 @@ export class AccessGate {
     this.now = opts.now ?? (() => Date.now() / 1000);
     this.cacheTtlMs = opts.licenceCacheTtlMs ?? LIMITS.licenceCacheTtlMs;
     this.ledger = new QuotaLedger(store, this.now);
+    const onNotice = opts.onStoreNotice;
+    store.watch((notice) => {
+      if (notice.kind !== 'migrated') {
+        this.known.clear();
+        this.byRawKey.clear();
+      }
+      onNotice?.(notice);
+    });
   }
 
   /** Opens the configured key store (creating it if needed), with the concurrency limiter that goes with it. */

@@ -38,6 +38,22 @@ export type ChargeOutcome =
   | { readonly ok: true; readonly periodUsed: number }
   | { readonly ok: false; readonly code: ChargeRefusal };
 
+/**
+ * What a store tells its owner about itself while it runs; the server logs
+ * each (migrated: info, reopened: warn, unavailable: error), and the gate
+ * drops the licences it cached on `reopened` and `unavailable`.
+ *   migrated     open() brought an older file up to this build's schema
+ *   reopened     the store's file was replaced or came back; the store reads it now
+ *   unavailable  the store has nothing it can read; every call fails with
+ *                ApiError OVERLOADED (503) until it is `reopened`
+ */
+export interface KeyStoreNotice {
+  readonly kind: 'migrated' | 'reopened' | 'unavailable';
+  /** For people: names the file and what requests get meanwhile. */
+  readonly message: string;
+  readonly err?: unknown;
+}
+
 /** A value, or a Promise of it: synchronous stores answer without a microtask. */
 export type Awaitable<T> = T | Promise<T>;
 
@@ -77,6 +93,15 @@ export interface KeyStore {
    * the period counters stay as they are; unknown keys are skipped.
    */
   addUnmeteredUsage(counts: ReadonlyMap<string, number>, now: number): Awaitable<void>;
+  /**
+   * Starts noticing what happens to the store's backing under it and
+   * reports it to `listener` (KeyStoreNotice), first what opening it did.
+   * Called once, by a running server; commands that open a store for a
+   * moment never call it. A store with nothing to notice ignores it (Redis:
+   * its server is the one copy, and a command it cannot answer already
+   * fails with OVERLOADED). close() stops it.
+   */
+  watch(listener: (notice: KeyStoreNotice) => void): void;
   /** Releases the store's resources; calling it again does nothing. */
   close(): void;
 }

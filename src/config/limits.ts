@@ -272,6 +272,22 @@ export const LIMITS = Object.freeze({
   /** Usage of unlimited keys (enforced nowhere, shown by `keys show`) is written at most this often. */
   usageFlushIntervalMs: 1_000,
   /**
+   * A running server checks that DIR/keys.sqlite is still the file it opened (one stat: its device and inode)
+   * this often, besides fs.watch's word: a store replaced, deleted or restored under it is noticed within this
+   * long, never by a stat per request. Until then requests are answered from the file it had open.
+   */
+  keyStoreCheckMs: 1_000,
+  /** After fs.watch reports keys.sqlite renamed or deleted, wait this long for the operator's mv to settle. */
+  keyStoreSettleMs: 20,
+  /**
+   * How long opening keys.sqlite waits for another process that is opening it (each holds keys.sqlite.open.lock
+   * while it pairs the file with its -wal and -shm and migrates it). One holder may wait keyStoreBusyTimeoutMs
+   * for SQLite's write lock in its migration, so this must be longer.
+   */
+  keyStoreOpenLockWaitMs: 10_000,
+  /** Between two tries of that lock; a running server that finds it held retries this soon (its store is closed meanwhile). */
+  keyStoreOpenLockPollMs: 10,
+  /**
    * A Redis command (a charge script included) that has no reply after this long fails, and the request gets
    * 503 OVERLOADED: a stopped or hung Redis must not hold requests open. A batch script of chargeBatchMax
    * charges runs in a few ms.
@@ -518,6 +534,9 @@ export function checkLimits(): void {
   assert.ok(L.concurrencyLeaseRenewMs * 2 < L.concurrencyLeaseTtlMs, 'a lease must be renewed twice within its time to live');
   assert.ok(L.chargeBatchMax > 0 && L.chargeBatchMax <= L.chargesPendingMax, 'a charge batch must fit the pending queue');
   assert.ok(L.keyConcurrentMax <= L.searchesInFlightMax, 'a per-key cap above the process cap means nothing');
+  assert.ok(L.keyStoreOpenLockWaitMs > L.keyStoreBusyTimeoutMs, 'an open must outwait one holder\'s migration waiting for SQLite');
+  assert.ok(L.keyStoreOpenLockPollMs < L.keyStoreCheckMs && L.keyStoreSettleMs < L.keyStoreCheckMs,
+    'a reopen retried or nudged by fs.watch must come before the next periodic check');
   assert.ok(L.pcapPacketBytesMax < L.pcapngBlockBytesMax && L.pcapngBlockBytesMax <= L.sensorReadChunkBytes,
     'a pcapng block must fit one read chunk');
   assert.ok(L.tcpStreamBytesMax >= 2 * (65_535 + 2), 'a TCP direction must hold two whole DNS messages');

@@ -244,6 +244,25 @@ export class LicenceError extends Error {
 }
 
 /**
+ * A key store (keys.sqlite) this build cannot use as it is: written by a
+ * newer release (its schema version is above the newest this build knows:
+ * running an older build after an upgrade), or holding a version that is
+ * not a number at all. Nothing is changed in the file. The message names
+ * the file, the version found and the newest this build reads. Carries
+ * `code` so it can be matched without instanceof.
+ */
+export class KeyStoreVersionError extends Error {
+  readonly code = 'KEY_STORE_VERSION';
+  constructor(file: string, found: string, newest: number) {
+    super(/^[0-9]+$/.test(found)
+      ? `${file}: key store schema version ${found} is newer than this build reads (${newest} at most): it was written by ` +
+        'a newer rrscan release; run that release (or a later one), or restore a copy taken before the upgrade'
+      : `${file}: key store schema version ${JSON.stringify(found)} is not a version this build knows (it reads 0 to ${newest})`);
+    this.name = 'KeyStoreVersionError';
+  }
+}
+
+/**
  * ClickHouse refused a statement or could not be reached (src/clickhouse/):
  * `status` is the HTTP status (0 when no answer came), the message is
  * ClickHouse's own text. Also what the one literal-escaping function throws

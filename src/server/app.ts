@@ -19,6 +19,7 @@
 import { LIMITS, checkLimits } from '../config/limits.js';
 import { API_ERRORS, ApiError, isApiError, STREAM_MESSAGES, type ApiErrorCode } from '../errors/catalogue.js';
 import { AccessGate, type Grant } from '../auth/access-gate.js';
+import type { KeyStoreNotice } from '../auth/key-store.js';
 import { sqliteKeyStoreConfig, type KeyStoreConfig } from '../auth/stores/open-key-store.js';
 import { activeFaults } from '../lib/faults.js';
 import { turnsTaken } from '../lib/turns.js';
@@ -328,6 +329,18 @@ function loadConsole(): ConsoleFiles | undefined {
   }
 }
 
+/**
+ * The key store's own news: an upgrade's migration (info), a store file
+ * replaced and reopened (warn: someone changed the keys under a running
+ * server), a store that cannot be read, so data requests get 503 (error).
+ */
+function logStoreNotice(notice: KeyStoreNotice): void {
+  const fields = notice.err !== undefined ? { err: notice.err } : {};
+  if (notice.kind === 'migrated') log.info(fields, notice.message);
+  else if (notice.kind === 'reopened') log.warn(fields, notice.message);
+  else log.error(fields, notice.message);
+}
+
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   checkLimits();
   // Before anything below creates files there (the SQLite key store would
@@ -347,7 +360,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       ...(opts.scanTurnMs !== undefined ? { turnMs: opts.scanTurnMs } : {}),
       scrubBytesPerSecond: opts.scrubBytesPerSecond ?? LIMITS.scrubBytesPerSecond,
     });
-  const gate = AccessGate.open(opts.keyStore ?? sqliteKeyStoreConfig(opts.dataDir));
+  const gate = AccessGate.open(opts.keyStore ?? sqliteKeyStoreConfig(opts.dataDir), { onStoreNotice: logStoreNotice });
   const keepAliveMs = opts.keepAliveMs ?? LIMITS.keepAliveIntervalMs;
   const described = backend.describe();
   log.info({ ...described, keepAliveMs }, opts.clickhouse !== undefined ? 'data backend ready' : 'shards loaded');

@@ -66,7 +66,8 @@ const readManifestAt = (dir: string): Manifest => (existsSync(path.join(dir, 'ma
 /** Files of `dir` that are neither listed shards nor the manifest, its lock or the key store. */
 function unlisted(dir: string): string[] {
   const live = new Set(readManifestAt(dir).shards.map((s) => s.file));
-  return readdirSync(dir).filter((f) => !/^(manifest\.json|manifest\.lock|keys\.sqlite(-wal|-shm|-journal)?)$/.test(f) && !live.has(f));
+  return readdirSync(dir).filter((f) => !/^(manifest\.json|manifest\.lock|keys\.sqlite(-wal|-shm|-journal|\.open\.lock)?)$/.test(f) &&
+    !live.has(f));
 }
 
 interface Proc {

@@ -164,8 +164,11 @@ async function reloaded(server: Server, g: number): Promise<void> {
 const MANIFEST = 'manifest.json';
 const readManifestText = (dir: string) => readFileSync(path.join(dir, MANIFEST), 'utf8');
 const parseManifest = (text: string) => JSON.parse(text) as Manifest;
-/** Files a data directory always holds besides its shards: the manifest, its lock, the key store (and SQLite's WAL files). */
-const FIXED = /^(manifest\.json|manifest\.lock|keys\.sqlite(-wal|-shm|-journal)?)$/;
+/**
+ * Files a data directory always holds besides its shards: the manifest, its lock, the key store (and SQLite's WAL files,
+ * and the lock that records which store they belong to).
+ */
+const FIXED = /^(manifest\.json|manifest\.lock|keys\.sqlite(-wal|-shm|-journal|\.open\.lock)?)$/;
 
 /** Files of `dir` that are neither listed shards nor the fixed files: what a writer must not leave. */
 function unlisted(dir: string): string[] {

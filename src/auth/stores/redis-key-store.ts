@@ -371,6 +371,11 @@ export class RedisKeyStore implements KeyStore {
     await runScript(this.client, ADD_USAGE, keys, args);
   }
 
+  /** Nothing to notice: Redis is the one copy of the store, and a command it cannot answer fails by itself (OVERLOADED). */
+  watch(): void {
+    // Deliberately empty (KeyStore.watch).
+  }
+
   close(): void {
     if (this.closed) return;
     this.closed = true;

@@ -18,58 +18,33 @@
 // chargeBatch runs one IMMEDIATE transaction for the whole batch (group
 // commit, driven by quota-ledger.ts) and throws SqliteError SQLITE_BUSY when
 // another process held the write lock past LIMITS.keyStoreBusyTimeoutMs.
-// Keys are stored only as sha256 hashes (key-material.ts).
+// Keys are stored only as sha256 hashes (key-material.ts). The tables, their
+// versions and the migrations that bring an older file up to date are in
+// key-store-schema.ts; every open goes through key-file.ts, which pairs the
+// file with its own -wal and -shm and migrates it. Once watch() is called
+// (a running server), the store notices the file replaced, deleted or
+// restored under it (SqliteKeyStore below); while it has no file it can
+// read, every method throws ApiError OVERLOADED.
 
-import Database from 'better-sqlite3';
-import { closeSync, mkdirSync, openSync } from 'node:fs';
+import type Database from 'better-sqlite3';
+import assert from 'node:assert/strict';
+import { mkdirSync, watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
 import { LIMITS } from '../../config/limits.js';
-import { LicenceError } from '../../errors/catalogue.js';
+import { ApiError, LicenceError } from '../../errors/catalogue.js';
 import { failIf } from '../../lib/faults.js';
 import { sameKeyHash } from '../key-material.js';
 import { decideCharge, emptyUsage, undoCharge } from '../licence.js';
 import type { ChargedEndpoint, Licence, QuotaKind, Usage } from '../licence.js';
-import type { ChargeOutcome, ChargeRequest, KeyRecord, KeyStore } from '../key-store.js';
+import type { ChargeOutcome, ChargeRequest, KeyRecord, KeyStore, KeyStoreNotice } from '../key-store.js';
+import { fileIdentity, openKeyFile, releaseKeyFile, type OpenedKeyFile } from './key-file.js';
+import type { MigrationOutcome } from './key-store-schema.js';
 
-const SCHEMA_VERSION = '1';
 const KEY_STORE_FILE = 'keys.sqlite';
 
 export function keyStorePath(dataDir: string): string {
   return path.join(dataDir, KEY_STORE_FILE);
 }
-
-// One table: a charge reads and writes one row, so the licence (revocation,
-// expiry) is re-read in the same transaction as the counters.
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS meta (
-  name  TEXT PRIMARY KEY,
-  value TEXT NOT NULL
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS keys (
-  key_hash       BLOB PRIMARY KEY CHECK (length(key_hash) = 32),
-  fingerprint    TEXT NOT NULL,
-  created        INTEGER NOT NULL,
-  quota_kind     TEXT NOT NULL CHECK (quota_kind IN ('unlimited', 'daily', 'hourly', 'block')),
-  quota_limit    INTEGER,
-  expires        INTEGER,
-  results_max    INTEGER NOT NULL,
-  offset_max     INTEGER,
-  burst_size     INTEGER,
-  burst_window   INTEGER,
-  max_concurrent INTEGER,
-  fence_after    INTEGER,
-  fence_before   INTEGER,
-  private        INTEGER NOT NULL,
-  allow_cidrs    TEXT NOT NULL,
-  v2             INTEGER NOT NULL,
-  revoked        INTEGER,
-  period_start   INTEGER NOT NULL DEFAULT 0,
-  period_used    INTEGER NOT NULL DEFAULT 0,
-  total_used     INTEGER NOT NULL DEFAULT 0,
-  last_used      INTEGER,
-  burst_log      BLOB
-) WITHOUT ROWID;
-`;
 
 interface KeyRow {
   key_hash: Buffer;
@@ -157,7 +132,8 @@ interface BatchEntry {
 const COUNTER_COLUMNS = 'revoked, period_start, period_used, total_used, last_used, burst_log';
 type CounterRow = [number | null, number, number, number, number | null, Buffer | null];
 
-export class SqliteKeyStore implements KeyStore {
+/** One open connection to one keys.sqlite file and its prepared statements: what SqliteKeyStore reads while that file is the store. */
+class KeyConnection {
   private readonly db: Database.Database;
   private readonly selectRow: Database.Statement<[Buffer], KeyRow>;
   private readonly selectCounters: Database.Statement<[Buffer], CounterRow>;
@@ -168,7 +144,7 @@ export class SqliteKeyStore implements KeyStore {
   private readonly usageTxn: Database.Transaction<(counts: ReadonlyMap<string, number>, now: number) => void>;
   private readonly refundTxn: Database.Transaction<(licence: Licence, endpoint: ChargedEndpoint, chargedAt: number) => void>;
 
-  private constructor(db: Database.Database) {
+  constructor(db: Database.Database) {
     this.db = db;
     this.selectRow = db.prepare('SELECT * FROM keys WHERE key_hash = ?');
     this.selectCounters = db.prepare<[Buffer], CounterRow>(`SELECT ${COUNTER_COLUMNS} FROM keys WHERE key_hash = ?`).raw();
@@ -194,33 +170,7 @@ export class SqliteKeyStore implements KeyStore {
     });
   }
 
-  /** Opens (creating if needed, mode 0600) `<dataDir>/keys.sqlite`; safe to call from several processes at once. */
-  static open(dataDir: string): SqliteKeyStore {
-    mkdirSync(dataDir, { recursive: true });
-    const file = keyStorePath(dataDir);
-    // Create the file ourselves so it is 0600: SQLite gives the -wal and -shm files the same mode.
-    closeSync(openSync(file, 'a', 0o600));
-    const db = new Database(file, { timeout: LIMITS.keyStoreBusyTimeoutMs });
-    try {
-      db.pragma('journal_mode = WAL');
-      db.pragma('synchronous = NORMAL');
-      db.transaction(() => {
-        db.exec(SCHEMA);
-        db.prepare('INSERT OR IGNORE INTO meta (name, value) VALUES (?, ?)').run('schema_version', SCHEMA_VERSION);
-      }).immediate();
-      const version = db.prepare("SELECT value FROM meta WHERE name = 'schema_version'").pluck().get() as string;
-      if (version !== SCHEMA_VERSION) {
-        throw new Error(`${file}: key store schema version ${version}; this build reads version ${SCHEMA_VERSION}`);
-      }
-    } catch (err) {
-      db.close();
-      throw err;
-    }
-    return new SqliteKeyStore(db);
-  }
-
   findLicence(keyHash: Buffer): Licence | undefined {
-    failIf('keystore-licence');
     const row = this.selectRow.get(keyHash);
     // The index found the row by hash; confirm in constant time rather than trust a byte-wise compare.
     return row !== undefined && sameKeyHash(row.key_hash, keyHash) ? licenceOf(row) : undefined;
@@ -279,7 +229,6 @@ export class SqliteKeyStore implements KeyStore {
   }
 
   chargeBatch(requests: readonly ChargeRequest[], now: number): ChargeOutcome[] {
-    failIf('keystore-charge');
     return this.chargeTxn.immediate(requests, now);
   }
 
@@ -355,3 +304,229 @@ export class SqliteKeyStore implements KeyStore {
 const REFUSED_UNKNOWN: ChargeOutcome = Object.freeze({ ok: false, code: 'BAD_API_KEY' });
 const REFUSED_LIMITED: ChargeOutcome = Object.freeze({ ok: false, code: 'RATE_LIMITED' });
 const REFUSED_EXPIRED: ChargeOutcome = Object.freeze({ ok: false, code: 'QUOTA_EXPIRED' });
+
+/**
+ * The KeyStore of a data directory: the connection to the keys.sqlite that
+ * is at its path, and, once watch() is called (a running server), the
+ * checks that keep it so. A file replaced under it (another inode at the
+ * path) is reopened with its own -wal and -shm (key-file.ts); a deleted one,
+ * or one that cannot be opened (a newer release's, a corrupt one), leaves
+ * the store closed, and every call fails with ApiError OVERLOADED (503,
+ * which clients retry) until a file that opens is there again. Fail closed
+ * rather than create an empty store: a deleted store is an operator's
+ * mistake or a restore under way, and 403 for every key would tell clients
+ * their keys are bad; `rrscan keys add` creates a new one when that is what
+ * is wanted. Each change is reported once to the watch() listener.
+ */
+export class SqliteKeyStore implements KeyStore {
+  private conn: KeyConnection | undefined;
+  /** fileIdentity of the file `conn` reads; undefined while the store is closed. */
+  private identity: string | undefined;
+  /** What the store is waiting for while it is closed (the message reported), to report each failure once. */
+  private failure: string | undefined;
+  private readonly migrated: MigrationOutcome;
+  private listener: ((notice: KeyStoreNotice) => void) | undefined;
+  private watcher: FSWatcher | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private retry: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  private constructor(private readonly file: string, opened: OpenedKeyFile) {
+    this.conn = new KeyConnection(opened.db);
+    this.identity = opened.identity;
+    this.migrated = opened.migrated;
+  }
+
+  /** Opens (creating if needed, mode 0600) `<dataDir>/keys.sqlite`, migrating it forward; safe from several processes at once. */
+  static open(dataDir: string): SqliteKeyStore {
+    mkdirSync(dataDir, { recursive: true });
+    const file = keyStorePath(dataDir);
+    const opened = openKeyFile(file, { create: true, wait: true });
+    // Neither happens with create and wait: a missing file is created, a held lock waited for (or a throw).
+    assert.ok(opened !== 'missing' && opened !== 'busy', `${file}: ${String(opened)}`);
+    return new SqliteKeyStore(file, opened);
+  }
+
+  findLicence(keyHash: Buffer): Licence | undefined {
+    failIf('keystore-licence');
+    return this.live().findLicence(keyHash);
+  }
+
+  record(keyHash: Buffer): KeyRecord | undefined {
+    return this.live().record(keyHash);
+  }
+
+  list(): KeyRecord[] {
+    return this.live().list();
+  }
+
+  hasKeys(): boolean {
+    return this.live().hasKeys();
+  }
+
+  insert(licence: Licence): void {
+    this.live().insert(licence);
+  }
+
+  revoke(keyHash: Buffer, now: number): boolean {
+    return this.live().revoke(keyHash, now);
+  }
+
+  resetUsage(keyHash: Buffer): boolean {
+    return this.live().resetUsage(keyHash);
+  }
+
+  chargeBatch(requests: readonly ChargeRequest[], now: number): ChargeOutcome[] {
+    failIf('keystore-charge');
+    return this.live().chargeBatch(requests, now);
+  }
+
+  refundCharge(licence: Licence, endpoint: ChargedEndpoint, chargedAt: number): void {
+    this.live().refundCharge(licence, endpoint, chargedAt);
+  }
+
+  addUnmeteredUsage(counts: ReadonlyMap<string, number>, now: number): void {
+    this.live().addUnmeteredUsage(counts, now);
+  }
+
+  /**
+   * Checks every LIMITS.keyStoreCheckMs, and soon after fs.watch sees
+   * keys.sqlite renamed or deleted, that the file at the path is the one
+   * open; reports to `listener` what open() migrated, then each change.
+   */
+  watch(listener: (notice: KeyStoreNotice) => void): void {
+    assert.ok(this.listener === undefined, 'watch() is called once');
+    this.listener = listener;
+    this.reportMigration(this.migrated);
+    try {
+      const name = path.basename(this.file);
+      this.watcher = watch(path.dirname(this.file), (event, changed) => {
+        if (event === 'rename' && changed === name) setTimeout(this.check, LIMITS.keyStoreSettleMs).unref();
+      });
+      this.watcher.on('error', () => undefined);
+      this.watcher.unref();
+    } catch {
+      // Directory watching unsupported here: the periodic check covers it.
+    }
+    this.timer = setInterval(this.check, LIMITS.keyStoreCheckMs);
+    this.timer.unref();
+  }
+
+  close(): void {
+    this.closed = true;
+    this.watcher?.close();
+    if (this.timer !== undefined) clearInterval(this.timer);
+    if (this.retry !== undefined) clearTimeout(this.retry);
+    // A file that left the path before anyone noticed (no watch, or between two checks) leaves nothing behind either.
+    try {
+      if (this.conn !== undefined && fileIdentity(this.file) !== this.identity) this.release();
+    } catch {
+      // Cannot tell: the next open's record check still stands guard.
+    }
+    this.closeConnection();
+  }
+
+  private live(): KeyConnection {
+    if (this.conn !== undefined) return this.conn;
+    // No cause: the listener was told once why; a log line per refused request would say it again each time.
+    throw new ApiError('OVERLOADED', this.closed ? 'key store closed' : 'key store unavailable');
+  }
+
+  /** Whether the file at the path is still the one open, and what to do when it is not. */
+  private readonly check = (): void => {
+    if (this.closed) return;
+    let now: string | undefined;
+    try {
+      now = fileIdentity(this.file);
+    } catch (err) {
+      // Cannot even tell (permissions changed on the directory): answering from a file we cannot vouch for is worse than 503.
+      this.closeConnection();
+      this.unavailable(`${this.file} cannot be checked (${(err as Error).message}); data requests get 503 until it can`, err);
+      return;
+    }
+    if (this.conn !== undefined && now === this.identity) return;
+    this.release();
+    if (now === undefined) {
+      this.deleted();
+      return;
+    }
+    let opened: OpenedKeyFile | 'missing' | 'busy';
+    try {
+      opened = openKeyFile(this.file, { create: false, wait: false });
+    } catch (err) {
+      this.closeConnection();
+      this.unavailable(`${this.file} cannot be opened: ${(err as Error).message}; data requests get 503 until it can`, err);
+      return;
+    }
+    if (opened === 'busy') {
+      // Another process is opening it this moment (a --processes sibling saw the same change): try again
+      // shortly, answering from the file open meanwhile as before the change was seen (rather than 503).
+      if (this.retry === undefined) {
+        this.retry = setTimeout(() => {
+          this.retry = undefined;
+          this.check();
+        }, LIMITS.keyStoreOpenLockPollMs);
+        this.retry.unref();
+      }
+      return;
+    }
+    if (opened === 'missing') {
+      this.deleted();
+      return;
+    }
+    // The old connection closes after the new one is open: SQLite neither checkpoints nor deletes the -wal of a
+    // file that has moved, so closing it cannot touch what the new one uses.
+    const wasOpen = this.conn !== undefined;
+    this.closeConnection();
+    this.conn = new KeyConnection(opened.db);
+    this.identity = opened.identity;
+    const before = this.failure;
+    this.failure = undefined;
+    this.listener?.({
+      kind: 'reopened',
+      message: wasOpen
+        ? `${this.file} was replaced under the running server (another file at its path); reopened: its keys are served from now on`
+        : `${this.file} can be read again (${before ?? 'it was closed'}); serving its keys`,
+    });
+    this.reportMigration(opened.migrated);
+  };
+
+  private reportMigration({ from, to }: MigrationOutcome): void {
+    // From 0 is a store being created, not an upgrade.
+    if (from > 0 && from < to) {
+      this.listener?.({ kind: 'migrated', message: `${this.file}: key store schema migrated from version ${from} to ${to}` });
+    }
+  }
+
+  /**
+   * The open file is no longer at the path: delete the -wal and -shm made
+   * for it while this process still holds it (key-file.ts releaseKeyFile).
+   * Done once per file: afterwards the record names another or none.
+   */
+  private release(): void {
+    if (this.conn === undefined || this.identity === undefined) return;
+    try {
+      releaseKeyFile(this.file, this.identity);
+    } catch {
+      // Best effort (a lock file it cannot open): the next open's record check still stands guard.
+    }
+  }
+
+  private deleted(): void {
+    this.closeConnection();
+    this.unavailable(`${this.file} was deleted under the running server; data requests get 503 until it is restored ` +
+      '(or `rrscan keys add` creates a new store)');
+  }
+
+  private closeConnection(): void {
+    this.conn?.close();
+    this.conn = undefined;
+    this.identity = undefined;
+  }
+
+  private unavailable(message: string, err?: unknown): void {
+    if (message === this.failure) return;
+    this.failure = message;
+    this.listener?.({ kind: 'unavailable', message, ...(err !== undefined ? { err } : {}) });
+  }
+}
