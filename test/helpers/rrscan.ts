@@ -4,7 +4,7 @@
 // because fetch/URL would rewrite `\` and some escapes before sending.
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
@@ -17,6 +17,17 @@ export const BIN = path.join(REPO, 'bin', 'rrscan.js');
 export const REAL = path.resolve(REPO, '../shared/data/real');
 export const HAVE_REAL = existsSync(path.join(REAL, 'SOURCES.md'));
 export const REAL_SKIP_REASON = `real data not found at ${REAL} (CI has it; these tests skip elsewhere)`;
+
+/**
+ * Files a data directory holds besides its shards: the manifest and its lock, the record of verified shards
+ * (servers write it), the key store, SQLite's WAL files and the lock that records which store they belong to.
+ */
+export const DATA_DIR_FIXED_FILES = /^(manifest\.json|manifest\.lock|verified\.json|keys\.sqlite(-wal|-shm|-journal|\.open\.lock)?)$/;
+
+/** Files of `dir` that are neither in `live` (the listed shards) nor fixed files: what a writer must not leave. */
+export function unlistedFiles(dir: string, live: ReadonlySet<string>): string[] {
+  return readdirSync(dir).filter((f) => !DATA_DIR_FIXED_FILES.test(f) && !live.has(f)).sort();
+}
 
 export function tempDir(prefix = 'rrscan-test-'): string {
   return mkdtempSync(path.join(os.tmpdir(), prefix));

@@ -18,14 +18,14 @@
 //   a directory) instead of racing it.
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LIMITS } from '../../src/config/limits.js';
 import { DEFAULT_POLICY, isSealed, nextMerge, unsealedShardsMax, type TieredPolicy } from '../../src/shard/compaction-policy.js';
 import type { Manifest } from '../../src/shard/manifest.js';
 import {
-  BIN, REPO, addKey, begin, body, cli, get, ok, startServer, tempPaths, type Server,
+  BIN, REPO, addKey, begin, body, cli, get, ok, startServer, tempPaths, unlistedFiles, type Server,
 } from '../helpers/rrscan.js';
 
 const temp = tempPaths();
@@ -63,12 +63,8 @@ const NAMES = (FLUSHES - 1) * STEP + PER_FLUSH;
 
 const readManifestAt = (dir: string): Manifest => (existsSync(path.join(dir, 'manifest.json'))
   ? JSON.parse(readFileSync(path.join(dir, 'manifest.json'), 'utf8')) as Manifest : { version: 1, generation: 0, shards: [] });
-/** Files of `dir` that are neither listed shards nor the manifest, its lock or the key store. */
-function unlisted(dir: string): string[] {
-  const live = new Set(readManifestAt(dir).shards.map((s) => s.file));
-  return readdirSync(dir).filter((f) => !/^(manifest\.json|manifest\.lock|keys\.sqlite(-wal|-shm|-journal|\.open\.lock)?)$/.test(f) &&
-    !live.has(f));
-}
+/** Files of `dir` that are neither listed shards nor a data directory's fixed files. */
+const unlisted = (dir: string): string[] => unlistedFiles(dir, new Set(readManifestAt(dir).shards.map((s) => s.file)));
 
 interface Proc {
   proc: ChildProcess;

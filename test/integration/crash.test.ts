@@ -24,14 +24,14 @@
 // anything mid-run.
 
 import { spawn } from 'node:child_process';
-import { copyFileSync, cpSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LIMITS } from '../../src/config/limits.js';
 import { Prng } from '../../src/demo/prng.js';
 import type { Manifest, ShardEntry } from '../../src/shard/manifest.js';
 import { writerOfShardFile } from '../../src/shard/shard-writer.js';
-import { BIN, addKey, get, removeDir, startServer, tempPaths, type Server } from '../helpers/rrscan.js';
+import { BIN, addKey, get, removeDir, startServer, tempPaths, unlistedFiles, type Server } from '../helpers/rrscan.js';
 
 const temp = tempPaths();
 /** Servers shutting down (a clean stop takes over a second) and the directories to delete after them. */
@@ -164,16 +164,8 @@ async function reloaded(server: Server, g: number): Promise<void> {
 const MANIFEST = 'manifest.json';
 const readManifestText = (dir: string) => readFileSync(path.join(dir, MANIFEST), 'utf8');
 const parseManifest = (text: string) => JSON.parse(text) as Manifest;
-/**
- * Files a data directory always holds besides its shards: the manifest, its lock, the key store (and SQLite's WAL files,
- * and the lock that records which store they belong to).
- */
-const FIXED = /^(manifest\.json|manifest\.lock|keys\.sqlite(-wal|-shm|-journal|\.open\.lock)?)$/;
-
-/** Files of `dir` that are neither listed shards nor the fixed files: what a writer must not leave. */
 function unlisted(dir: string): string[] {
-  const live = new Set(parseManifest(readManifestText(dir)).shards.map((s) => s.file));
-  return readdirSync(dir).filter((f) => !FIXED.test(f) && !live.has(f)).sort();
+  return unlistedFiles(dir, new Set(parseManifest(readManifestText(dir)).shards.map((s) => s.file)));
 }
 
 /** What an entry says about its data; file names and times differ from run to run. */
