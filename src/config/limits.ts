@@ -114,6 +114,16 @@ export const LIMITS = Object.freeze({
   socketNotSentLowatBytes: 128 << 10,
   /** compat.md: keep single lines well under 64 KiB (a Go client fails above that). */
   lineBytesMax: 60_000,
+  /**
+   * serve --shutdown-grace-ms: after SIGTERM, how long open streams may take
+   * to hand their reader what is buffered and their terminator. What a
+   * stream holds ahead of its terminator is at most one write chunk in uWS
+   * and the pending lines (64 KB each), which a 20 KB/s reader takes in
+   * about 7 s; a stream still undrained after the grace is cut. Container and
+   * unit stop timeouts must exceed it (README "Deploying").
+   */
+  shutdownGraceMs: 30_000,
+  shutdownGraceMsMax: 3_600_000,
 
   // --- ClickHouse data tier (src/clickhouse, search/clickhouse) ---
   /**
@@ -274,8 +284,12 @@ export const LIMITS = Object.freeze({
   /** More unexpected deaths than this within groupRestartWindowMs is a crash loop: the group stops, exit 1. */
   groupRestartsMax: 5,
   groupRestartWindowMs: 60_000,
-  /** A member still running this long after SIGTERM (its streams had their terminators long before) is killed. */
-  groupStopTimeoutMs: 30_000,
+  /**
+   * A member still running this long after its shutdown grace
+   * (--shutdown-grace-ms, which it was given too) is killed: the grace
+   * bounds its streams, this its backend and key store closing after them.
+   */
+  groupStopMarginMs: 5_000,
   /** A member's answer to its supervisor's scrape (serve --processes N --metrics-port P); later, the scrape says it is missing. */
   groupScrapeTimeoutMs: 2_000,
   /** A member that does not listen within this long after it was forked is a failed start. */
@@ -467,5 +481,7 @@ export function checkLimits(): void {
     L.keepAliveIntervalMsMax < L.searchTimeoutMs, 'the keep-alive default must lie in its bounds, below the search timeout');
   assert.ok(L.poolQueueMax <= L.poolQueueMaxCeiling, 'the queue default must not exceed its ceiling');
   assert.ok(L.clickhouseLiteralBytesMax * 4 < L.clickhouseQueryBytesMax / 2, 'an escaped literal must fit a statement with room to spare');
+  assert.ok(L.shutdownGraceMs <= L.shutdownGraceMsMax && L.groupStopMarginMs > 0,
+    'the shutdown grace default must lie in its bounds, and a member must get time past it to close');
   assert.ok(L.scanSliceMs > 0 && L.scanSliceMs * 10 <= 50 && L.scanCreditWaitMs > 0, 'a cancel must be seen well within 50 ms');
 }

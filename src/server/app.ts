@@ -36,7 +36,7 @@ import { startMetricsListener, type MetricsListener, type ReadinessCheck } from 
 import { answerScrapes } from './process-group.js';
 import { openApiText } from './openapi.js';
 import { acceptsNdjson, route, type Route } from './router.js';
-import { SafWriter } from './saf-writer.js';
+import { SafWriter, type StreamFate } from './saf-writer.js';
 import { parseSearch, type PlannedSearch, type SearchRequest } from './search-request.js';
 import { ServingStats, type Family, type OverloadCause } from './serving-stats.js';
 import { setNotSentLowat } from './socket-tuning.js';
@@ -67,6 +67,8 @@ export interface ServerOptions {
   metrics?: { host: string; port: number } | 'supervisor';
   /** Answer searches from ClickHouse instead of the data directory's shards (serve --clickhouse-url). */
   clickhouse?: { url: string; database: string };
+  /** How long close() lets open streams drain before it cuts them (serve --shutdown-grace-ms; default LIMITS.shutdownGraceMs). */
+  shutdownGraceMs?: number;
 }
 
 export interface RunningServer {
@@ -76,15 +78,34 @@ export interface RunningServer {
   readonly shards: number;
   /** Base URL of the metrics listener, when there is one. */
   readonly metricsUrl: string | undefined;
+  /**
+   * Stops taking connections, ends every open stream with the shutdown
+   * terminator once what is buffered before it has drained (cutting those
+   * still draining after the grace), then closes the backend and the key store.
+   */
   close(): Promise<void>;
 }
 
 const errorOf = (code: ApiErrorCode) => new ApiError(code);
 
+/** What a shutdown did to the streams open during it. */
+export interface ShutdownSummary {
+  /** Streams that handed over their terminator (the shutdown's, or their own when they were ending anyway). */
+  drained: number;
+  /** Streams closed without one: the grace ran out, or uWS gave up on a reader that had stopped. */
+  cut: number;
+  /** Streams whose client hung up meanwhile. */
+  hangups: number;
+}
+
 /** The streams this process has open: a bound on them, and a shutdown ends them all with a terminator. */
 class OpenStreams {
   private reserved = 0;
   private readonly writers = new Set<SafWriter>();
+  /** Set by shutdown(): the terminator message of every stream, those that begin later included. */
+  private shutdownMessage: string | undefined;
+  private summary: ShutdownSummary = { drained: 0, cut: 0, hangups: 0 };
+  private changed: (() => void) | undefined;
 
   /** Streams reserved or open now. */
   get count(): number {
@@ -99,18 +120,54 @@ class OpenStreams {
 
   release(): void {
     this.reserved--;
+    this.changed?.();
   }
 
   add(w: SafWriter): void {
     this.writers.add(w);
+    // Admitted before the shutdown, begun after it: ended at once, as the others were.
+    if (this.shutdownMessage !== undefined) w.shutdown(this.shutdownMessage);
   }
 
+  /** Once the writer's stream has ended (its fate is known). */
   delete(w: SafWriter): void {
-    this.writers.delete(w);
+    if (!this.writers.delete(w)) return;
+    if (this.shutdownMessage !== undefined) {
+      const fate = w.outcome;
+      if (fate === 'cut') this.summary.cut++;
+      else if (fate === 'hangup') this.summary.hangups++;
+      else this.summary.drained++;
+    }
+    this.changed?.();
   }
 
-  endAll(message: string): void {
-    for (const w of this.writers) w.endEarly(message);
+  /**
+   * Ends every open stream, and every one that begins from now on, with a
+   * `failed` terminator carrying `message` once what is buffered before it
+   * has drained (SafWriter.shutdown). Resolves when no stream is open or
+   * reserved; at `graceMs` it cuts the streams still draining and resolves
+   * once they have closed, without waiting further for requests still being
+   * admitted (their key store may not answer).
+   */
+  shutdown(message: string, graceMs: number): Promise<ShutdownSummary> {
+    this.shutdownMessage = message;
+    for (const w of this.writers) w.shutdown(message);
+    return new Promise((resolve) => {
+      let graceOver = false;
+      const check = () => {
+        if (this.writers.size > 0 || (this.reserved > 0 && !graceOver)) return;
+        clearTimeout(timer);
+        this.changed = undefined;
+        resolve(this.summary);
+      };
+      const timer = setTimeout(() => {
+        graceOver = true;
+        for (const w of this.writers) w.cut();
+        check();
+      }, graceMs);
+      this.changed = check;
+      check();
+    });
   }
 }
 
@@ -120,7 +177,7 @@ const FAMILY_OF: Readonly<Record<Route['kind'], Family>> = {
 
 /** Where a 503 OVERLOADED was raised along the admission path says what was full. */
 const OVERLOAD_CAUSE: Readonly<Record<AdmissionStage, OverloadCause>> = {
-  admit: 'key_store', plan: 'scan_queue', reserve: 'streams', charge: 'key_store',
+  admit: 'key_store', plan: 'scan_queue', reserve: 'streams', charge: 'key_store', closing: 'shutdown',
 };
 
 /** The request handlers, over the backend and the gate this server was started with. */
@@ -163,6 +220,11 @@ class FrontEnd {
     const planned = req.plan(applyKey(req.params, admission.limits));
     let grant: Grant;
     try {
+      // Admitted while the server was taking requests, planned after it began to stop: nothing more starts.
+      if (this.closing) {
+        x.stage = 'closing';
+        throw errorOf('OVERLOADED');
+      }
       x.stage = 'reserve';
       this.streams.reserve();
     } catch (err) {
@@ -195,13 +257,15 @@ class FrontEnd {
     this.streams.add(w);
     try {
       const outcome = await planned.run(w);
+      // A slow reader's terminator waits for what is buffered before it (saf-writer.ts): the stream is open until then.
+      const fate = w.outcome ?? await w.whenFinished();
       if (outcome.error !== undefined) log.error({ err: outcome.error }, 'search failed after begin');
       // The server failed this answer before it wrote any result: it costs the key nothing (README "Quotas when a search fails").
       // A summary counts results but writes its one line only when it succeeds, so a failed one has delivered nothing.
       const delivered = req.endpoint !== 'summarize' && outcome.results > 0;
       x.family.results += req.endpoint !== 'summarize' ? outcome.results : outcome.terminator === 'failed' ? 0 : 1;
       if (outcome.terminator === 'failed' && outcome.message === STREAM_MESSAGES.INTERNAL && !delivered) this.refund(grant);
-      this.logRequest(x, grant, req, outcome);
+      this.logRequest(x, grant, req, outcome, fate);
     } finally {
       this.streams.delete(w);
     }
@@ -211,12 +275,13 @@ class FrontEnd {
     this.gate.refund(grant).catch((err: unknown) => log.warn({ err }, 'quota refund failed; the request stays charged'));
   }
 
-  private logRequest(x: Exchange, grant: Grant, req: SearchRequest, outcome: PageOutcome): void {
+  /** `terminator` says what the reader got: the answer's terminator, or `cut` when the server closed the stream before it. */
+  private logRequest(x: Exchange, grant: Grant, req: SearchRequest, outcome: PageOutcome, fate: StreamFate): void {
     // Checked first so that a quieter level does not even build the record.
     if (!log.isLevelEnabled('info')) return;
     log.info({
       status: 200, ms: Math.round(performance.now() - x.started), key: grant.limits.fingerprint,
-      results: outcome.results, terminator: outcome.terminator, ...(grant.limits.private ? {} : req.logFields()),
+      results: outcome.results, terminator: fate === 'cut' ? 'cut' : outcome.terminator, ...(grant.limits.private ? {} : req.logFields()),
     }, 'request');
   }
 
@@ -340,6 +405,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     });
   const gate = AccessGate.open(opts.keyStore ?? sqliteKeyStoreConfig(opts.dataDir));
   const keepAliveMs = opts.keepAliveMs ?? LIMITS.keepAliveIntervalMs;
+  const shutdownGraceMs = opts.shutdownGraceMs ?? LIMITS.shutdownGraceMs;
   const described = backend.describe();
   log.info({ ...described, keepAliveMs }, opts.clickhouse !== undefined ? 'data backend ready' : 'shards loaded');
   openApiText(); // built now, not on the thread of the first request that asks for it
@@ -375,12 +441,18 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     metricsUrl: metrics?.url,
     async close() {
       // No new connections; open streams end with a terminator saying why
-      // (their searches stop as for a client that hung up); then the
-      // backend and the key store close.
+      // (their searches stop as for a client that hung up) once their
+      // readers have taken what was buffered before it, within the grace;
+      // then the backend and the key store close. The metrics listener
+      // answers until then (/readyz: shutting down).
       front.closing = true;
       uws.us_listen_socket_close(sock);
+      const started = performance.now();
+      const ended = await front.streams.shutdown(STREAM_MESSAGES.SHUTDOWN, shutdownGraceMs);
+      const fields = { ...ended, ms: Math.round(performance.now() - started), graceMs: shutdownGraceMs };
+      if (ended.cut > 0) log.warn(fields, 'shutdown: streams cut, their readers had not drained them within the grace');
+      else log.info(fields, 'shutdown: open streams ended');
       metrics?.close();
-      front.streams.endAll(STREAM_MESSAGES.SHUTDOWN);
       await backend.close();
       gate.close();
     },

@@ -11,9 +11,10 @@ import type { HttpResponse } from './uws.js';
 
 /**
  * How far a search has come along the front end's admission path (app.ts):
- * a 503 OVERLOADED is told apart by where it was raised.
+ * a 503 OVERLOADED is told apart by where it was raised ('closing': the
+ * server began to stop while the search was being admitted).
  */
-export type AdmissionStage = 'admit' | 'plan' | 'reserve' | 'charge';
+export type AdmissionStage = 'admit' | 'plan' | 'reserve' | 'charge' | 'closing';
 
 export type Headers = ReadonlyArray<readonly [string, string]>;
 

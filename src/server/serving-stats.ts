@@ -78,6 +78,8 @@ export class FamilyStats {
   keepAlives = 0;
   /** Streams uWS ended while the client was not reading (no progress for its timeout): no terminator. */
   slowReaderCuts = 0;
+  /** Streams the server closed at shutdown, their reader not having taken what came before the terminator within the grace. */
+  shutdownCuts = 0;
   /** Streams whose client hung up before the terminator while reading. */
   hangups = 0;
 
