@@ -124,6 +124,17 @@ export const LIMITS = Object.freeze({
    */
   shutdownGraceMs: 30_000,
   shutdownGraceMsMax: 3_600_000,
+  /**
+   * An answer to an HTTP/1.0 request is gathered whole and sent with
+   * Content-Length (HTTP/1.0 has no chunked encoding, and uWS streams only
+   * chunked; server/http10.ts). A default-limit answer (10,000 results) is
+   * 0.6-2.5 MB; a larger one ends at this size with a `failed` terminator
+   * (STREAM_MESSAGES.HTTP10_TOO_LARGE). Joining and copying it once takes a
+   * few ms of the front-end thread.
+   */
+  http10AnswerBytesMax: 4 << 20,
+  /** HTTP/1.0 searches gathered at once (more get 503): they hold up to 32 x 4 MiB, twice over while the last copy is made. */
+  http10SearchesInFlightMax: 32,
 
   // --- ClickHouse data tier (src/clickhouse, search/clickhouse) ---
   /**
@@ -481,6 +492,8 @@ export function checkLimits(): void {
     L.keepAliveIntervalMsMax < L.searchTimeoutMs, 'the keep-alive default must lie in its bounds, below the search timeout');
   assert.ok(L.poolQueueMax <= L.poolQueueMaxCeiling, 'the queue default must not exceed its ceiling');
   assert.ok(L.clickhouseLiteralBytesMax * 4 < L.clickhouseQueryBytesMax / 2, 'an escaped literal must fit a statement with room to spare');
+  assert.ok(L.http10AnswerBytesMax > L.lineBytesMax * 2 && L.http10SearchesInFlightMax <= L.searchesInFlightMax,
+    'an HTTP/1.0 answer must hold a line and its terminator, and its streams are streams');
   assert.ok(L.shutdownGraceMs <= L.shutdownGraceMsMax && L.groupStopMarginMs > 0,
     'the shutdown grace default must lie in its bounds, and a member must get time past it to close');
   assert.ok(L.scanSliceMs > 0 && L.scanSliceMs * 10 <= 50 && L.scanCreditWaitMs > 0, 'a cancel must be seen well within 50 ms');

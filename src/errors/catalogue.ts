@@ -81,6 +81,7 @@ export const STREAM_MESSAGES = Object.freeze({
   SCAN_TIMEOUT: 'Query timed out',
   INTERNAL: 'Internal error',
   SHUTDOWN: 'Server is shutting down',
+  HTTP10_TOO_LARGE: 'Answer too large for HTTP/1.0; ask with HTTP/1.1 or a smaller limit',
 });
 
 /**

@@ -7,6 +7,12 @@
 // A stream that the server fails (STREAM_MESSAGES.INTERNAL) before it has
 // written any result has its charge handed back.
 //
+// Methods: GET; HEAD, the same answer without its body (on a search, the
+// path up to the licence and then the head of the stream: nothing is
+// planned, charged or run); OPTIONS, 204 and Allow on any path; anything
+// else the front end's 404. HTTP/1.0 requests reach the handlers through
+// http10.ts and get whole answers and a closed connection.
+//
 // Everything read from the uWS HttpRequest is read synchronously in the
 // handler (the request object dies when it returns), and onAborted is
 // registered before the handler returns, as uWS requires for async replies.
@@ -27,9 +33,10 @@ import type { SearchBackend } from '../search/backend.js';
 import type { PageOutcome } from '../search/paginator.js';
 import { LocalBackend } from '../search/local/local-backend.js';
 import { ClickHouseBackend } from '../search/clickhouse/clickhouse-backend.js';
-import { CONSOLE_PATH, ConsoleFiles, redirectToConsole, serveConsoleFile } from './console-files.js';
+import { CONSOLE_PATH, ConsoleFiles, redirectToConsole, serveConsoleFile, type AnswerShape } from './console-files.js';
 import { requireDataDir } from '../shard/manifest.js';
 import { Exchange, type AdmissionStage } from './exchange.js';
+import { installHttp10, isHttp10 } from './http10.js';
 import { log } from './log.js';
 import { metricsRegistry } from './metrics.js';
 import { startMetricsListener, type MetricsListener, type ReadinessCheck } from './metrics-listener.js';
@@ -101,6 +108,8 @@ export interface ShutdownSummary {
 /** The streams this process has open: a bound on them, and a shutdown ends them all with a terminator. */
 class OpenStreams {
   private reserved = 0;
+  /** Of those, HTTP/1.0 answers, which are held whole (LIMITS.http10SearchesInFlightMax). */
+  private reservedHttp10 = 0;
   private readonly writers = new Set<SafWriter>();
   /** Set by shutdown(): the terminator message of every stream, those that begin later included. */
   private shutdownMessage: string | undefined;
@@ -113,13 +122,16 @@ class OpenStreams {
   }
 
   /** Holds a place for one more stream, or refuses with 503 before anything is charged. */
-  reserve(): void {
+  reserve(http10: boolean): void {
     if (this.reserved >= LIMITS.searchesInFlightMax) throw errorOf('OVERLOADED');
+    if (http10 && this.reservedHttp10 >= LIMITS.http10SearchesInFlightMax) throw errorOf('OVERLOADED');
     this.reserved++;
+    if (http10) this.reservedHttp10++;
   }
 
-  release(): void {
+  release(http10: boolean): void {
     this.reserved--;
+    if (http10) this.reservedHttp10--;
     this.changed?.();
   }
 
@@ -171,6 +183,9 @@ class OpenStreams {
   }
 }
 
+/** What every path answers to (OPTIONS says so in `Allow`). */
+const ALLOWED_METHODS = 'GET, HEAD, OPTIONS';
+
 const FAMILY_OF: Readonly<Record<Route['kind'], Family>> = {
   flex: 'flex', lookup: 'lookup', summarize: 'lookup', rate_limit: 'rate_limit', ping: 'ping', openapi: 'other', not_found: 'other',
 };
@@ -206,9 +221,22 @@ class FrontEnd {
       case 'summarize': {
         if (!acceptsNdjson(x.accept)) throw errorOf('NOT_ACCEPTABLE');
         const now = Math.floor(Date.now() / 1000);
-        return this.search(x, parseSearch(r.kind, r.segments, x.query, x.url, now, this.backend, this.searchTimeoutMs));
+        const req = parseSearch(r.kind, r.segments, x.query, x.url, now, this.backend, this.searchTimeoutMs);
+        return x.head ? this.searchHead(x, req) : this.search(x, req);
       }
     }
+  }
+
+  /**
+   * HEAD on a search: the refusals a GET would get before its charge (400,
+   * 401, 403, 415, 416), else the head of its 200 stream. Nothing is
+   * planned, charged or run: HEAD is safe, and monitors send it.
+   */
+  private async searchHead(x: Exchange, req: SearchRequest): Promise<void> {
+    const found = this.gate.authenticate(x.apiKey, x.ip, req.endpoint);
+    const admission = found instanceof Promise ? await found : found;
+    applyKey(req.params, admission.limits);
+    x.sendStreamHead();
   }
 
   /** Admits, charges and streams one search, in the order of the module comment. */
@@ -226,7 +254,7 @@ class FrontEnd {
         throw errorOf('OVERLOADED');
       }
       x.stage = 'reserve';
-      this.streams.reserve();
+      this.streams.reserve(x.http10);
     } catch (err) {
       planned.cancel();
       throw err;
@@ -236,7 +264,7 @@ class FrontEnd {
       const charged = this.gate.charge(admission, req.endpoint);
       grant = charged instanceof Promise ? await charged : charged;
     } catch (err) {
-      this.streams.release();
+      this.streams.release(x.http10);
       planned.cancel();
       throw err;
     }
@@ -244,14 +272,14 @@ class FrontEnd {
       if (x.aborted) planned.cancel();
       else await this.stream(x, grant, planned, req);
     } finally {
-      this.streams.release();
+      this.streams.release(x.http10);
       grant.release();
     }
   }
 
   /** The 200 stream of an admitted search, to its terminator. */
   private async stream(x: Exchange, grant: Grant, planned: PlannedSearch, req: SearchRequest): Promise<void> {
-    const w = new SafWriter(x.res, x, this.keepAliveMs);
+    const w = new SafWriter(x.res, x, this.keepAliveMs, x.http10);
     x.writer = w;
     w.begin(grant.headers);
     this.streams.add(w);
@@ -285,10 +313,12 @@ class FrontEnd {
     }, 'request');
   }
 
-  /** uWS's handler for every GET. */
-  onGet(res: HttpResponse, req: HttpRequest): void {
+  /** uWS's handler for every GET, and for every HEAD (`head`: the same answer without its body). */
+  onGet(res: HttpResponse, req: HttpRequest, head = false): void {
     const x = new Exchange(res, req.getUrl(), req.getQuery() ?? '', req.getHeader('accept'), req.getHeader('x-api-key') || undefined,
       this.stats.families.other);
+    x.head = head;
+    x.http10 = isHttp10(req);
     res.onAborted(() => {
       if (!x.answered) x.family.abandoned++;
       x.aborted = true;
@@ -301,6 +331,21 @@ class FrontEnd {
       return x.sendError(errorOf('OVERLOADED'));
     }
     this.handle(x).catch((err: unknown) => this.onError(x, err));
+  }
+
+  /**
+   * OPTIONS on any path (HAProxy's default health check is `OPTIONS /
+   * HTTP/1.0`): 204 and the methods served; 503 while shutting down, so that
+   * a balancer checking this way stops sending new requests.
+   */
+  onOptions(res: HttpResponse, req: HttpRequest): void {
+    const x = new Exchange(res, req.getUrl(), '', '', undefined, this.stats.families.other);
+    x.http10 = isHttp10(req);
+    if (this.closing) {
+      this.stats.overloads.shutdown++;
+      return x.sendError(errorOf('OVERLOADED'), [['Allow', ALLOWED_METHODS]]);
+    }
+    x.sendNoContent([['Allow', ALLOWED_METHODS]]);
   }
 
   private onError(x: Exchange, err: unknown): void {
@@ -348,16 +393,24 @@ function readiness(front: FrontEnd, backend: SearchBackend, gate: AccessGate): R
 
 function createApp(opts: ServerOptions, front: FrontEnd, consoleFiles: ConsoleFiles | undefined): TemplatedApp {
   const app = opts.tlsCert && opts.tlsKey ? uws.SSLApp({ cert_file_name: opts.tlsCert, key_file_name: opts.tlsKey }) : uws.App();
+  const shape = (req: HttpRequest, head: boolean): AnswerShape => ({ head, http10: isHttp10(req) });
   // uWS matches these more specific patterns before the API's catch-all, whatever the order they are added in.
-  app.get(CONSOLE_PATH, (res: HttpResponse) => redirectToConsole(res));
-  app.get(`${CONSOLE_PATH}/*`, (res, req) => serveConsoleFile(consoleFiles, res, req));
-  app.get('/*', (res, req) => front.onGet(res, req));
-  // Every endpoint is GET; other methods get the front end's 404.
-  app.any('/*', (res: HttpResponse) => {
+  for (const head of [false, true]) {
+    const on = head ? app.head.bind(app) : app.get.bind(app);
+    on(CONSOLE_PATH, (res, req) => redirectToConsole(res, shape(req, head)));
+    on(`${CONSOLE_PATH}/*`, (res, req) => serveConsoleFile(consoleFiles, res, req, shape(req, head)));
+    on('/*', (res, req) => front.onGet(res, req, head));
+  }
+  app.options('/*', (res, req) => front.onOptions(res, req));
+  // Every endpoint is GET (and HEAD, OPTIONS); other methods get the front end's 404.
+  app.any('/*', (res: HttpResponse, req: HttpRequest) => {
     const now = performance.now();
     front.stats.families.other.answered(404, now, now);
+    const http10 = isHttp10(req);
     res.cork(() => {
-      res.writeStatus('404 Not Found').writeHeader('Content-Type', 'text/html; charset=utf-8').end(API_ERRORS.NOT_FOUND.text);
+      res.writeStatus('404 Not Found').writeHeader('Content-Type', 'text/html; charset=utf-8');
+      if (http10) res.writeHeader('Connection', 'close');
+      res.end(API_ERRORS.NOT_FOUND.text);
     });
   });
   return app;
@@ -390,6 +443,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // Before anything below creates files there (the SQLite key store would
   // create the directory): a typo'd path must not serve an empty dataset.
   requireDataDir(opts.dataDir);
+  const http10 = installHttp10();
+  if (http10 !== true) log.warn({ reason: http10 }, 'HTTP/1.0 requests will not be answered (uWS cannot parse them)');
   const faults = activeFaults();
   if (faults !== undefined) log.warn({ faults }, 'RRSCAN_FAULTS is set: failures will be injected on purpose (tests only)');
   const searchTimeoutMs = opts.searchTimeoutMs ?? LIMITS.searchTimeoutMs;
