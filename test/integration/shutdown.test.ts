@@ -22,6 +22,8 @@ let key: string;
 /** Every name: about 4 MB of answer, far more than the socket buffers hold, so a slow reader is still reading at SIGTERM. */
 const ALL = '/pdns/v2/regex/rrnames/.?limit=0';
 const SHUTDOWN_LINE = '{"cond":"failed","msg":"Server is shutting down"}';
+/** RE2 falls back to its NFA on this one and no name has a `_`: a scan that runs, finding nothing, for a while. */
+const SLOW = '/pdns/v2/regex/rrnames/' + encodeURIComponent('(?:[a-f][^.]{20}|[0-9][^.]{20})[^.]{10}_');
 
 beforeAll(() => {
   dir = temp.fresh();
@@ -98,6 +100,25 @@ describe('SIGTERM with slow readers', () => {
       msg: 'shutdown: open streams ended', drained: 2, cut: 0, hangups: 0, graceMs: 30_000,
     });
     expect(requestLog(server).map((l) => l['terminator'])).toEqual(['failed', 'failed']);
+  }, 60_000);
+
+  it('an HTTP/1.0 search running at SIGTERM gets its whole answer, ending with the terminator, and the connection closed', async () => {
+    const server = await startServer(dir, ['--workers', '1'], { RRSCAN_LOG_LEVEL: 'info' });
+    const exit = exited(server);
+    const r = rawRequest(server.port, `GET ${SLOW} HTTP/1.0\r\nX-API-Key: ${key}\r\n\r\n`);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // An HTTP/1.0 answer goes whole, at its end: nothing yet.
+    expect(r.received()).toBe(0);
+    server.proc.kill('SIGTERM');
+    const reply = await r.done;
+    expect((await exit).code).toBe(0);
+    const want = `{"cond":"begin"}\n${SHUTDOWN_LINE}\n`;
+    expect(reply).toMatchObject({
+      statusLine: 'HTTP/1.1 200 OK', body: want, complete: true, closed: true,
+    });
+    expect(reply.headers).toContain('Connection: close');
+    expect(reply.headers).toContain(`Content-Length: ${want.length}`);
+    expect(requestLog(server).map((l) => l['terminator'])).toEqual(['failed']);
   }, 60_000);
 
   it('cuts readers that stopped reading when a short grace runs out: the log says cut, not failed; exit 0', async () => {
