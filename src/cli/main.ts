@@ -74,11 +74,13 @@ interface ServeFlags {
   clickhouseUrl?: string;
   clickhouseDatabase?: string;
   scrubMibPerS?: number;
+  shutdownGraceMs: number;
 }
 
 /**
  * Serves until SIGTERM (or SIGINT, unless `member`), then ends every open
- * stream with its terminator and exits. `listening` gets the URL and the stop
+ * stream with its terminator (each once its reader has taken what was
+ * buffered before it, within --shutdown-grace-ms) and exits 0. `listening` gets the URL and the stop
  * function. A member of `--processes N` leaves SIGINT to its supervisor:
  * Ctrl-C reaches every process of the terminal's group, and a member that
  * stopped on its own before the supervisor heard of it would be restarted.
@@ -100,6 +102,7 @@ async function serveUntilSignal(opts: ServeFlags, listening: (url: string, stop:
       ? { metrics: member ? 'supervisor' as const : { host: opts.metricsHost ?? '127.0.0.1', port: opts.metricsPort } } : {}),
     ...(opts.clickhouseUrl !== undefined
       ? { clickhouse: { url: opts.clickhouseUrl, database: opts.clickhouseDatabase ?? CLICKHOUSE_DATABASE_DEFAULT } } : {}),
+    shutdownGraceMs: opts.shutdownGraceMs,
   });
   let stopped = false;
   const stop = () => {
@@ -125,7 +128,9 @@ async function serveUntilSignal(opts: ServeFlags, listening: (url: string, stop:
 /** serve --processes N > 1, in the supervisor: starts the members and stops them on SIGTERM or SIGINT. */
 async function superviseUntilSignal(opts: ServeFlags & { processes: number }, banner: (url: string) => void): Promise<void> {
   const { ProcessGroup, startGroupMetrics } = await import('../server/process-group.js');
-  const { group, url } = await ProcessGroup.start({ processes: opts.processes, host: opts.host, port: opts.port });
+  const { group, url } = await ProcessGroup.start({
+    processes: opts.processes, host: opts.host, port: opts.port, shutdownGraceMs: opts.shutdownGraceMs,
+  });
   let metrics: MetricsListener | undefined;
   const stop = () => {
     metrics?.close();
@@ -461,6 +466,9 @@ export function buildProgram(): Command {
     .option('--metrics-port <port>', 'serve Prometheus /metrics, /healthz and /readyz on this port (0 = any free port); ' +
       'off unless given; with --processes N, for the whole group', integer('--metrics-port', 0, 65535))
     .option('--metrics-host <host>', 'address of the metrics port; keep it off the address partners reach', '127.0.0.1')
+    .option('--shutdown-grace-ms <n>', 'after SIGTERM, how long open streams may take to drain to their terminator before ' +
+      'they are cut (stop timeouts of containers and units must be longer)',
+    integer('--shutdown-grace-ms', 0, LIMITS.shutdownGraceMsMax), LIMITS.shutdownGraceMs)
     .action(async (o: ServeFlags & { processes: number }) => {
       if (Boolean(o.tlsCert) !== Boolean(o.tlsKey)) throw new InvalidArgumentError('--tls-cert and --tls-key go together');
       try {
@@ -559,7 +567,7 @@ export function buildProgram(): Command {
         writeFileSync(keyFile, key + '\n', { mode: 0o600 });
       }
       const key = existsSync(keyFile) ? readFileSync(keyFile, 'utf8').trim() : '<your key>';
-      await serveUntilSignal({ data, host, port }, (url) => {
+      await serveUntilSignal({ data, host, port, shutdownGraceMs: LIMITS.shutdownGraceMs }, (url) => {
         console.log(`\nrrscan is serving ${data}\n  base URL: ${url}/pdns/v2/\n  demo key: ${key}\n  console:  ${url}/console/\n`);
         console.log(`Try:\n  curl -sH 'X-API-Key: ${key}' '${url}/pdns/v2/regex/rrnames/paypal?limit=5'\n`);
       });

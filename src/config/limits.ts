@@ -114,6 +114,27 @@ export const LIMITS = Object.freeze({
   socketNotSentLowatBytes: 128 << 10,
   /** compat.md: keep single lines well under 64 KiB (a Go client fails above that). */
   lineBytesMax: 60_000,
+  /**
+   * serve --shutdown-grace-ms: after SIGTERM, how long open streams may take
+   * to hand their reader what is buffered and their terminator. What a
+   * stream holds ahead of its terminator is at most one write chunk in uWS
+   * and the pending lines (64 KB each), which a 20 KB/s reader takes in
+   * about 7 s; a stream still undrained after the grace is cut. Container and
+   * unit stop timeouts must exceed it (README "Deploying").
+   */
+  shutdownGraceMs: 30_000,
+  shutdownGraceMsMax: 3_600_000,
+  /**
+   * An answer to an HTTP/1.0 request is gathered whole and sent with
+   * Content-Length (HTTP/1.0 has no chunked encoding, and uWS streams only
+   * chunked; server/http10.ts). A default-limit answer (10,000 results) is
+   * 0.6-2.5 MB; a larger one ends at this size with a `failed` terminator
+   * (STREAM_MESSAGES.HTTP10_TOO_LARGE). Joining and copying it once takes a
+   * few ms of the front-end thread.
+   */
+  http10AnswerBytesMax: 4 << 20,
+  /** HTTP/1.0 searches gathered at once (more get 503): they hold up to 32 x 4 MiB, twice over while the last copy is made. */
+  http10SearchesInFlightMax: 32,
 
   // --- ClickHouse data tier (src/clickhouse, search/clickhouse) ---
   /**
@@ -316,8 +337,12 @@ export const LIMITS = Object.freeze({
   /** More unexpected deaths than this within groupRestartWindowMs is a crash loop: the group stops, exit 1. */
   groupRestartsMax: 5,
   groupRestartWindowMs: 60_000,
-  /** A member still running this long after SIGTERM (its streams had their terminators long before) is killed. */
-  groupStopTimeoutMs: 30_000,
+  /**
+   * A member still running this long after its shutdown grace
+   * (--shutdown-grace-ms, which it was given too) is killed: the grace
+   * bounds its streams, this its backend and key store closing after them.
+   */
+  groupStopMarginMs: 5_000,
   /** A member's answer to its supervisor's scrape (serve --processes N --metrics-port P); later, the scrape says it is missing. */
   groupScrapeTimeoutMs: 2_000,
   /** A member that does not listen within this long after it was forked is a failed start. */
@@ -549,5 +574,9 @@ export function checkLimits(): void {
   assert.ok(L.clickhouseLiteralBytesMax * 4 < L.clickhouseQueryBytesMax / 2, 'an escaped literal must fit a statement with room to spare');
   assert.ok(L.liveHandshakesMax * 2 <= L.liveSendersMax, 'connections mid-handshake must never hold most of the sender slots');
   assert.ok(L.liveSenderIdleSecondsDefault <= L.liveSenderIdleSecondsMax, 'the idle default must lie in its bounds');
+  assert.ok(L.http10AnswerBytesMax > L.lineBytesMax * 2 && L.http10SearchesInFlightMax <= L.searchesInFlightMax,
+    'an HTTP/1.0 answer must hold a line and its terminator, and its streams are streams');
+  assert.ok(L.shutdownGraceMs <= L.shutdownGraceMsMax && L.groupStopMarginMs > 0,
+    'the shutdown grace default must lie in its bounds, and a member must get time past it to close');
   assert.ok(L.scanSliceMs > 0 && L.scanSliceMs * 10 <= 50 && L.scanCreditWaitMs > 0, 'a cancel must be seen well within 50 ms');
 }

@@ -83,6 +83,7 @@ export const STREAM_MESSAGES = Object.freeze({
   SHUTDOWN: 'Server is shutting down',
   /** A shard this answer read was found damaged while it ran (search/local/shard-set.ts); it is out of service now. */
   DATA_DAMAGED: 'Data file damaged during query, try again',
+  HTTP10_TOO_LARGE: 'Answer too large for HTTP/1.0; ask with HTTP/1.1 or a smaller limit',
 });
 
 /**

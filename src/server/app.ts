@@ -7,6 +7,12 @@
 // A stream that the server fails (STREAM_MESSAGES.INTERNAL) before it has
 // written any result has its charge handed back.
 //
+// Methods: GET; HEAD, the same answer without its body (on a search, the
+// path up to the licence and then the head of the stream: nothing is
+// planned, charged or run); OPTIONS, 204 and Allow on any path; anything
+// else the front end's 404. HTTP/1.0 requests reach the handlers through
+// http10.ts and get whole answers and a closed connection.
+//
 // Everything read from the uWS HttpRequest is read synchronously in the
 // handler (the request object dies when it returns), and onAborted is
 // registered before the handler returns, as uWS requires for async replies.
@@ -28,16 +34,17 @@ import type { SearchBackend } from '../search/backend.js';
 import type { PageOutcome } from '../search/paginator.js';
 import { LocalBackend } from '../search/local/local-backend.js';
 import { ClickHouseBackend } from '../search/clickhouse/clickhouse-backend.js';
-import { CONSOLE_PATH, ConsoleFiles, redirectToConsole, serveConsoleFile } from './console-files.js';
+import { CONSOLE_PATH, ConsoleFiles, redirectToConsole, serveConsoleFile, type AnswerShape } from './console-files.js';
 import { requireDataDir } from '../shard/manifest.js';
 import { Exchange, type AdmissionStage } from './exchange.js';
+import { installHttp10, isHttp10 } from './http10.js';
 import { log } from './log.js';
 import { metricsRegistry } from './metrics.js';
 import { startMetricsListener, type MetricsListener, type Readiness, type ReadinessCheck } from './metrics-listener.js';
 import { answerScrapes } from './process-group.js';
 import { openApiText } from './openapi.js';
 import { acceptsNdjson, route, type Route } from './router.js';
-import { SafWriter } from './saf-writer.js';
+import { SafWriter, type StreamFate } from './saf-writer.js';
 import { parseSearch, type PlannedSearch, type SearchRequest } from './search-request.js';
 import { ServingStats, type Family, type OverloadCause } from './serving-stats.js';
 import { setNotSentLowat } from './socket-tuning.js';
@@ -70,6 +77,8 @@ export interface ServerOptions {
   metrics?: { host: string; port: number } | 'supervisor';
   /** Answer searches from ClickHouse instead of the data directory's shards (serve --clickhouse-url). */
   clickhouse?: { url: string; database: string };
+  /** How long close() lets open streams drain before it cuts them (serve --shutdown-grace-ms; default LIMITS.shutdownGraceMs). */
+  shutdownGraceMs?: number;
 }
 
 export interface RunningServer {
@@ -79,6 +88,11 @@ export interface RunningServer {
   readonly shards: number;
   /** Base URL of the metrics listener, when there is one. */
   readonly metricsUrl: string | undefined;
+  /**
+   * Stops taking connections, ends every open stream with the shutdown
+   * terminator once what is buffered before it has drained (cutting those
+   * still draining after the grace), then closes the backend and the key store.
+   */
   close(): Promise<void>;
 }
 
@@ -87,10 +101,26 @@ const errorOf = (code: ApiErrorCode) => new ApiError(code);
 /** Stream failures that are the server's, not the query's: before any result is written they cost the key nothing. */
 const SERVER_FAULTS: ReadonlySet<string | undefined> = new Set([STREAM_MESSAGES.INTERNAL, STREAM_MESSAGES.DATA_DAMAGED]);
 
+/** What a shutdown did to the streams open during it. */
+export interface ShutdownSummary {
+  /** Streams that handed over their terminator (the shutdown's, or their own when they were ending anyway). */
+  drained: number;
+  /** Streams closed without one: the grace ran out, or uWS gave up on a reader that had stopped. */
+  cut: number;
+  /** Streams whose client hung up meanwhile. */
+  hangups: number;
+}
+
 /** The streams this process has open: a bound on them, and a shutdown ends them all with a terminator. */
 class OpenStreams {
   private reserved = 0;
+  /** Of those, HTTP/1.0 answers, which are held whole (LIMITS.http10SearchesInFlightMax). */
+  private reservedHttp10 = 0;
   private readonly writers = new Set<SafWriter>();
+  /** Set by shutdown(): the terminator message of every stream, those that begin later included. */
+  private shutdownMessage: string | undefined;
+  private summary: ShutdownSummary = { drained: 0, cut: 0, hangups: 0 };
+  private changed: (() => void) | undefined;
 
   /** Streams reserved or open now. */
   get count(): number {
@@ -98,27 +128,69 @@ class OpenStreams {
   }
 
   /** Holds a place for one more stream, or refuses with 503 before anything is charged. */
-  reserve(): void {
+  reserve(http10: boolean): void {
     if (this.reserved >= LIMITS.searchesInFlightMax) throw errorOf('OVERLOADED');
+    if (http10 && this.reservedHttp10 >= LIMITS.http10SearchesInFlightMax) throw errorOf('OVERLOADED');
     this.reserved++;
+    if (http10) this.reservedHttp10++;
   }
 
-  release(): void {
+  release(http10: boolean): void {
     this.reserved--;
+    if (http10) this.reservedHttp10--;
+    this.changed?.();
   }
 
   add(w: SafWriter): void {
     this.writers.add(w);
+    // Admitted before the shutdown, begun after it: ended at once, as the others were.
+    if (this.shutdownMessage !== undefined) w.shutdown(this.shutdownMessage);
   }
 
+  /** Once the writer's stream has ended (its fate is known). */
   delete(w: SafWriter): void {
-    this.writers.delete(w);
+    if (!this.writers.delete(w)) return;
+    if (this.shutdownMessage !== undefined) {
+      const fate = w.outcome;
+      if (fate === 'cut') this.summary.cut++;
+      else if (fate === 'hangup') this.summary.hangups++;
+      else this.summary.drained++;
+    }
+    this.changed?.();
   }
 
-  endAll(message: string): void {
-    for (const w of this.writers) w.endEarly(message);
+  /**
+   * Ends every open stream, and every one that begins from now on, with a
+   * `failed` terminator carrying `message` once what is buffered before it
+   * has drained (SafWriter.shutdown). Resolves when no stream is open or
+   * reserved; at `graceMs` it cuts the streams still draining and resolves
+   * once they have closed, without waiting further for requests still being
+   * admitted (their key store may not answer).
+   */
+  shutdown(message: string, graceMs: number): Promise<ShutdownSummary> {
+    this.shutdownMessage = message;
+    for (const w of this.writers) w.shutdown(message);
+    return new Promise((resolve) => {
+      let graceOver = false;
+      const check = () => {
+        if (this.writers.size > 0 || (this.reserved > 0 && !graceOver)) return;
+        clearTimeout(timer);
+        this.changed = undefined;
+        resolve(this.summary);
+      };
+      const timer = setTimeout(() => {
+        graceOver = true;
+        for (const w of this.writers) w.cut();
+        check();
+      }, graceMs);
+      this.changed = check;
+      check();
+    });
   }
 }
+
+/** What every path answers to (OPTIONS says so in `Allow`). */
+const ALLOWED_METHODS = 'GET, HEAD, OPTIONS';
 
 const FAMILY_OF: Readonly<Record<Route['kind'], Family>> = {
   flex: 'flex', lookup: 'lookup', summarize: 'lookup', rate_limit: 'rate_limit', ping: 'ping', openapi: 'other', not_found: 'other',
@@ -126,7 +198,7 @@ const FAMILY_OF: Readonly<Record<Route['kind'], Family>> = {
 
 /** Where a 503 OVERLOADED was raised along the admission path says what was full. */
 const OVERLOAD_CAUSE: Readonly<Record<AdmissionStage, OverloadCause>> = {
-  admit: 'key_store', plan: 'scan_queue', reserve: 'streams', charge: 'key_store',
+  admit: 'key_store', plan: 'scan_queue', reserve: 'streams', charge: 'key_store', closing: 'shutdown',
 };
 
 /** The request handlers, over the backend and the gate this server was started with. */
@@ -155,9 +227,22 @@ class FrontEnd {
       case 'summarize': {
         if (!acceptsNdjson(x.accept)) throw errorOf('NOT_ACCEPTABLE');
         const now = Math.floor(Date.now() / 1000);
-        return this.search(x, parseSearch(r.kind, r.segments, x.query, x.url, now, this.backend, this.searchTimeoutMs));
+        const req = parseSearch(r.kind, r.segments, x.query, x.url, now, this.backend, this.searchTimeoutMs);
+        return x.head ? this.searchHead(x, req) : this.search(x, req);
       }
     }
+  }
+
+  /**
+   * HEAD on a search: the refusals a GET would get before its charge (400,
+   * 401, 403, 415, 416), else the head of its 200 stream. Nothing is
+   * planned, charged or run: HEAD is safe, and monitors send it.
+   */
+  private async searchHead(x: Exchange, req: SearchRequest): Promise<void> {
+    const found = this.gate.authenticate(x.apiKey, x.ip, req.endpoint);
+    const admission = found instanceof Promise ? await found : found;
+    applyKey(req.params, admission.limits);
+    x.sendStreamHead();
   }
 
   /** Admits, charges and streams one search, in the order of the module comment. */
@@ -169,8 +254,13 @@ class FrontEnd {
     const planned = req.plan(applyKey(req.params, admission.limits));
     let grant: Grant;
     try {
+      // Admitted while the server was taking requests, planned after it began to stop: nothing more starts.
+      if (this.closing) {
+        x.stage = 'closing';
+        throw errorOf('OVERLOADED');
+      }
       x.stage = 'reserve';
-      this.streams.reserve();
+      this.streams.reserve(x.http10);
     } catch (err) {
       planned.cancel();
       throw err;
@@ -180,7 +270,7 @@ class FrontEnd {
       const charged = this.gate.charge(admission, req.endpoint);
       grant = charged instanceof Promise ? await charged : charged;
     } catch (err) {
-      this.streams.release();
+      this.streams.release(x.http10);
       planned.cancel();
       throw err;
     }
@@ -188,26 +278,28 @@ class FrontEnd {
       if (x.aborted) planned.cancel();
       else await this.stream(x, grant, planned, req);
     } finally {
-      this.streams.release();
+      this.streams.release(x.http10);
       grant.release();
     }
   }
 
   /** The 200 stream of an admitted search, to its terminator. */
   private async stream(x: Exchange, grant: Grant, planned: PlannedSearch, req: SearchRequest): Promise<void> {
-    const w = new SafWriter(x.res, x, this.keepAliveMs);
+    const w = new SafWriter(x.res, x, this.keepAliveMs, x.http10);
     x.writer = w;
     w.begin(grant.headers);
     this.streams.add(w);
     try {
       const outcome = await planned.run(w);
+      // A slow reader's terminator waits for what is buffered before it (saf-writer.ts): the stream is open until then.
+      const fate = w.outcome ?? await w.whenFinished();
       if (outcome.error !== undefined) log.error({ err: outcome.error }, 'search failed after begin');
       // The server failed this answer before it wrote any result: it costs the key nothing (README "Quotas when a search fails").
       // A summary counts results but writes its one line only when it succeeds, so a failed one has delivered nothing.
       const delivered = req.endpoint !== 'summarize' && outcome.results > 0;
       x.family.results += req.endpoint !== 'summarize' ? outcome.results : outcome.terminator === 'failed' ? 0 : 1;
       if (outcome.terminator === 'failed' && SERVER_FAULTS.has(outcome.message) && !delivered) this.refund(grant);
-      this.logRequest(x, grant, req, outcome);
+      this.logRequest(x, grant, req, outcome, fate);
     } finally {
       this.streams.delete(w);
     }
@@ -217,19 +309,22 @@ class FrontEnd {
     this.gate.refund(grant).catch((err: unknown) => log.warn({ err }, 'quota refund failed; the request stays charged'));
   }
 
-  private logRequest(x: Exchange, grant: Grant, req: SearchRequest, outcome: PageOutcome): void {
+  /** `terminator` says what the reader got: the answer's terminator, or `cut` when the server closed the stream before it. */
+  private logRequest(x: Exchange, grant: Grant, req: SearchRequest, outcome: PageOutcome, fate: StreamFate): void {
     // Checked first so that a quieter level does not even build the record.
     if (!log.isLevelEnabled('info')) return;
     log.info({
       status: 200, ms: Math.round(performance.now() - x.started), key: grant.limits.fingerprint,
-      results: outcome.results, terminator: outcome.terminator, ...(grant.limits.private ? {} : req.logFields()),
+      results: outcome.results, terminator: fate === 'cut' ? 'cut' : outcome.terminator, ...(grant.limits.private ? {} : req.logFields()),
     }, 'request');
   }
 
-  /** uWS's handler for every GET. */
-  onGet(res: HttpResponse, req: HttpRequest): void {
+  /** uWS's handler for every GET, and for every HEAD (`head`: the same answer without its body). */
+  onGet(res: HttpResponse, req: HttpRequest, head = false): void {
     const x = new Exchange(res, req.getUrl(), req.getQuery() ?? '', req.getHeader('accept'), req.getHeader('x-api-key') || undefined,
       this.stats.families.other);
+    x.head = head;
+    x.http10 = isHttp10(req);
     res.onAborted(() => {
       if (!x.answered) x.family.abandoned++;
       x.aborted = true;
@@ -242,6 +337,21 @@ class FrontEnd {
       return x.sendError(errorOf('OVERLOADED'));
     }
     this.handle(x).catch((err: unknown) => this.onError(x, err));
+  }
+
+  /**
+   * OPTIONS on any path (HAProxy's default health check is `OPTIONS /
+   * HTTP/1.0`): 204 and the methods served; 503 while shutting down, so that
+   * a balancer checking this way stops sending new requests.
+   */
+  onOptions(res: HttpResponse, req: HttpRequest): void {
+    const x = new Exchange(res, req.getUrl(), '', '', undefined, this.stats.families.other);
+    x.http10 = isHttp10(req);
+    if (this.closing) {
+      this.stats.overloads.shutdown++;
+      return x.sendError(errorOf('OVERLOADED'), [['Allow', ALLOWED_METHODS]]);
+    }
+    x.sendNoContent([['Allow', ALLOWED_METHODS]]);
   }
 
   private onError(x: Exchange, err: unknown): void {
@@ -292,16 +402,24 @@ function readiness(front: FrontEnd, backend: SearchBackend, gate: AccessGate): R
 
 function createApp(opts: ServerOptions, front: FrontEnd, consoleFiles: ConsoleFiles | undefined): TemplatedApp {
   const app = opts.tlsCert && opts.tlsKey ? uws.SSLApp({ cert_file_name: opts.tlsCert, key_file_name: opts.tlsKey }) : uws.App();
+  const shape = (req: HttpRequest, head: boolean): AnswerShape => ({ head, http10: isHttp10(req) });
   // uWS matches these more specific patterns before the API's catch-all, whatever the order they are added in.
-  app.get(CONSOLE_PATH, (res: HttpResponse) => redirectToConsole(res));
-  app.get(`${CONSOLE_PATH}/*`, (res, req) => serveConsoleFile(consoleFiles, res, req));
-  app.get('/*', (res, req) => front.onGet(res, req));
-  // Every endpoint is GET; other methods get the front end's 404.
-  app.any('/*', (res: HttpResponse) => {
+  for (const head of [false, true]) {
+    const on = head ? app.head.bind(app) : app.get.bind(app);
+    on(CONSOLE_PATH, (res, req) => redirectToConsole(res, shape(req, head)));
+    on(`${CONSOLE_PATH}/*`, (res, req) => serveConsoleFile(consoleFiles, res, req, shape(req, head)));
+    on('/*', (res, req) => front.onGet(res, req, head));
+  }
+  app.options('/*', (res, req) => front.onOptions(res, req));
+  // Every endpoint is GET (and HEAD, OPTIONS); other methods get the front end's 404.
+  app.any('/*', (res: HttpResponse, req: HttpRequest) => {
     const now = performance.now();
     front.stats.families.other.answered(404, now, now);
+    const http10 = isHttp10(req);
     res.cork(() => {
-      res.writeStatus('404 Not Found').writeHeader('Content-Type', 'text/html; charset=utf-8').end(API_ERRORS.NOT_FOUND.text);
+      res.writeStatus('404 Not Found').writeHeader('Content-Type', 'text/html; charset=utf-8');
+      if (http10) res.writeHeader('Connection', 'close');
+      res.end(API_ERRORS.NOT_FOUND.text);
     });
   });
   return app;
@@ -346,6 +464,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // Before anything below creates files there (the SQLite key store would
   // create the directory): a typo'd path must not serve an empty dataset.
   requireDataDir(opts.dataDir);
+  const http10 = installHttp10();
+  if (http10 !== true) log.warn({ reason: http10 }, 'HTTP/1.0 requests will not be answered (uWS cannot parse them)');
   const faults = activeFaults();
   if (faults !== undefined) log.warn({ faults }, 'RRSCAN_FAULTS is set: failures will be injected on purpose (tests only)');
   const searchTimeoutMs = opts.searchTimeoutMs ?? LIMITS.searchTimeoutMs;
@@ -362,6 +482,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     });
   const gate = AccessGate.open(opts.keyStore ?? sqliteKeyStoreConfig(opts.dataDir), { onStoreNotice: logStoreNotice });
   const keepAliveMs = opts.keepAliveMs ?? LIMITS.keepAliveIntervalMs;
+  const shutdownGraceMs = opts.shutdownGraceMs ?? LIMITS.shutdownGraceMs;
   const described = backend.describe();
   log.info({ ...described, keepAliveMs }, opts.clickhouse !== undefined ? 'data backend ready' : 'shards loaded');
   openApiText(); // built now, not on the thread of the first request that asks for it
@@ -398,12 +519,18 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     metricsUrl: metrics?.url,
     async close() {
       // No new connections; open streams end with a terminator saying why
-      // (their searches stop as for a client that hung up); then the
-      // backend and the key store close.
+      // (their searches stop as for a client that hung up) once their
+      // readers have taken what was buffered before it, within the grace;
+      // then the backend and the key store close. The metrics listener
+      // answers until then (/readyz: shutting down).
       front.closing = true;
       uws.us_listen_socket_close(sock);
+      const started = performance.now();
+      const ended = await front.streams.shutdown(STREAM_MESSAGES.SHUTDOWN, shutdownGraceMs);
+      const fields = { ...ended, ms: Math.round(performance.now() - started), graceMs: shutdownGraceMs };
+      if (ended.cut > 0) log.warn(fields, 'shutdown: streams cut, their readers had not drained them within the grace');
+      else log.info(fields, 'shutdown: open streams ended');
       metrics?.close();
-      front.streams.endAll(STREAM_MESSAGES.SHUTDOWN);
       await backend.close();
       gate.close();
     },

@@ -103,18 +103,37 @@ export function etagMatches(ifNoneMatch: string, etag: string): boolean {
   });
 }
 
+/** How an answer goes out: without its body for HEAD, and with `Connection: close` for an HTTP/1.0 request (http10.ts). */
+export interface AnswerShape {
+  readonly head: boolean;
+  readonly http10: boolean;
+}
+
+/** Ends a corked answer whose status and headers are written: with `body`, or for HEAD with its length and no body. */
+function endWith(res: HttpResponse, shape: AnswerShape, body: string | Buffer): void {
+  if (shape.http10) res.writeHeader('Connection', 'close');
+  if (!shape.head) {
+    res.end(body);
+    return;
+  }
+  // uWS 20.30's endWithoutBody(length) writes the header but then waits for that many body bytes: the header is written here.
+  res.writeHeader('Content-Length', String(Buffer.byteLength(body)));
+  res.endWithoutBody();
+}
+
 /**
- * Answers one GET under /console/ synchronously (nothing is awaited, so uWS
- * needs no onAborted): the file, 304 when the browser's copy is current, or
- * the front end's 404. `files` is undefined when the console was not built.
+ * Answers one GET or HEAD under /console/ synchronously (nothing is awaited,
+ * so uWS needs no onAborted): the file, 304 when the browser's copy is
+ * current, or the front end's 404. `files` is undefined when the console
+ * was not built.
  */
-export function serveConsoleFile(files: ConsoleFiles | undefined, res: HttpResponse, req: HttpRequest): void {
+export function serveConsoleFile(files: ConsoleFiles | undefined, res: HttpResponse, req: HttpRequest, shape: AnswerShape): void {
   const file = files?.get(req.getUrl());
   const ifNoneMatch = req.getHeader('if-none-match');
   res.cork(() => {
     if (file === undefined) {
       res.writeStatus('404 Not Found').writeHeader('Content-Type', `${API_ERRORS.NOT_FOUND.contentType}; charset=utf-8`);
-      res.end(API_ERRORS.NOT_FOUND.text);
+      endWith(res, shape, API_ERRORS.NOT_FOUND.text);
       return;
     }
     const fresh = etagMatches(ifNoneMatch, file.etag);
@@ -122,15 +141,17 @@ export function serveConsoleFile(files: ConsoleFiles | undefined, res: HttpRespo
     if (!fresh) res.writeHeader('Content-Type', file.contentType);
     res.writeHeader('ETag', file.etag);
     for (const [k, v] of CONSOLE_HEADERS) res.writeHeader(k, v);
-    if (fresh) res.endWithoutBody();
-    else res.end(file.body);
+    if (!fresh) return endWith(res, shape, file.body);
+    if (shape.http10) res.writeHeader('Connection', 'close');
+    res.endWithoutBody();
   });
 }
 
 /** `/console` has no trailing slash: send the browser to the page, whose relative links need the slash. */
-export function redirectToConsole(res: HttpResponse): void {
+export function redirectToConsole(res: HttpResponse, shape: AnswerShape): void {
   res.cork(() => {
     res.writeStatus('301 Moved Permanently').writeHeader('Location', `${CONSOLE_PATH}/`)
-      .writeHeader('Content-Type', 'text/plain; charset=utf-8').end(`${CONSOLE_PATH}/\n`);
+      .writeHeader('Content-Type', 'text/plain; charset=utf-8');
+    endWith(res, shape, `${CONSOLE_PATH}/\n`);
   });
 }

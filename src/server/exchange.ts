@@ -1,8 +1,12 @@
 // One HTTP exchange as the front end holds it: what uWS gave us (read
 // before the handler returns: uWS reuses its HttpRequest), whether the client
-// has gone, and the two non-stream answers (an error page, a JSON body).
-// It counts itself in its endpoint family's stats (serving-stats.ts) when
-// its status line goes out, here or in its stream's SafWriter.
+// has gone, and the non-stream answers (an error page, a JSON body, the
+// head of a stream for HEAD). A HEAD request gets the status and headers a
+// GET would, Content-Length included, and no body; an HTTP/1.0 request
+// (http10.ts) gets `Connection: close`, and uWS closes the connection after
+// the answer. It counts itself in its endpoint family's stats
+// (serving-stats.ts) when its status line goes out, here or in its stream's
+// SafWriter.
 
 import type { ApiError } from '../errors/catalogue.js';
 import type { SafWriter } from './saf-writer.js';
@@ -11,20 +15,30 @@ import type { HttpResponse } from './uws.js';
 
 /**
  * How far a search has come along the front end's admission path (app.ts):
- * a 503 OVERLOADED is told apart by where it was raised.
+ * a 503 OVERLOADED is told apart by where it was raised ('closing': the
+ * server began to stop while the search was being admitted).
  */
-export type AdmissionStage = 'admit' | 'plan' | 'reserve' | 'charge';
+export type AdmissionStage = 'admit' | 'plan' | 'reserve' | 'charge' | 'closing';
 
 export type Headers = ReadonlyArray<readonly [string, string]>;
 
 const REASONS: Record<number, string> = {
-  200: 'OK', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found',
+  200: 'OK', 204: 'No Content', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found',
   415: 'Unsupported Media Type', 416: 'Range Not Satisfiable', 429: 'Too Many Requests',
   500: 'Internal Server Error', 503: 'Service Unavailable',
 };
 
+/** The status line of `status`, as uWS takes it. */
+export function statusLine(status: number): string {
+  return `${status} ${REASONS[status] ?? ''}`;
+}
+
 export class Exchange {
   aborted = false;
+  /** A HEAD request: the answer is a GET's status and headers, without its body. */
+  head = false;
+  /** The request came as HTTP/1.0 (http10.ts): answers are whole and close the connection. */
+  http10 = false;
   /** The stream once a search has begun its 200. */
   writer: SafWriter | undefined = undefined;
   readonly started = performance.now();
@@ -46,14 +60,7 @@ export class Exchange {
 
   /** An error answer: the catalogue's status, content type and exact text (spec 7, 4.5). */
   sendError(e: Pick<ApiError, 'status' | 'contentType' | 'body'>, headers: Headers = []): void {
-    if (this.aborted) return;
-    this.markAnswered(e.status, performance.now());
-    this.res.cork(() => {
-      this.res.writeStatus(`${e.status} ${REASONS[e.status] ?? ''}`);
-      this.res.writeHeader('Content-Type', `${e.contentType}; charset=utf-8`);
-      for (const [k, v] of headers) this.res.writeHeader(k, v);
-      this.res.end(e.contentType === 'text/plain' ? `${e.body}\n` : e.body);
-    });
+    this.send(e.status, `${e.contentType}; charset=utf-8`, headers, e.contentType === 'text/plain' ? `${e.body}\n` : e.body);
   }
 
   /** A 200 with one JSON object and its newline (ping, rate_limit). */
@@ -63,12 +70,52 @@ export class Exchange {
 
   /** A 200 with JSON text already written (the OpenAPI document, built once). */
   sendJsonText(text: string): void {
+    this.send(200, 'application/json', [], text);
+  }
+
+  /**
+   * The answer to HEAD on a search: the 200 and content type its stream
+   * would start with. No Content-Length (the length of a stream is known
+   * only at its end) and no X-RateLimit-* headers (HEAD charges nothing).
+   */
+  sendStreamHead(): void {
     if (this.aborted) return;
     this.markAnswered(200, performance.now());
     this.res.cork(() => {
       this.res.writeStatus('200 OK');
-      this.res.writeHeader('Content-Type', 'application/json');
-      this.res.end(text);
+      this.res.writeHeader('Content-Type', 'application/x-ndjson');
+      if (this.http10) this.res.writeHeader('Connection', 'close');
+      this.res.endWithoutBody();
+    });
+  }
+
+  /** A 204 with these headers (OPTIONS). */
+  sendNoContent(headers: Headers): void {
+    if (this.aborted) return;
+    this.markAnswered(204, performance.now());
+    this.res.cork(() => {
+      this.res.writeStatus(statusLine(204));
+      for (const [k, v] of headers) this.res.writeHeader(k, v);
+      if (this.http10) this.res.writeHeader('Connection', 'close');
+      this.res.endWithoutBody();
+    });
+  }
+
+  private send(status: number, contentType: string, headers: Headers, body: string): void {
+    if (this.aborted) return;
+    this.markAnswered(status, performance.now());
+    this.res.cork(() => {
+      this.res.writeStatus(statusLine(status));
+      this.res.writeHeader('Content-Type', contentType);
+      for (const [k, v] of headers) this.res.writeHeader(k, v);
+      if (this.http10) this.res.writeHeader('Connection', 'close');
+      if (!this.head) {
+        this.res.end(body);
+        return;
+      }
+      // uWS 20.30's endWithoutBody(length) writes the header but then waits for that many body bytes: the header is written here.
+      this.res.writeHeader('Content-Length', String(Buffer.byteLength(body)));
+      this.res.endWithoutBody();
     });
   }
 }

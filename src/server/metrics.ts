@@ -147,6 +147,9 @@ function streamMetrics(registry: Registry, s: ServingStats): void {
   counter(registry, 'rrscan_stream_slow_reader_cuts_total',
     'Streams ended without a terminator because the client stopped reading (uWS ends a response after 10 s without progress)',
     ['family'], () => perFamily(s, (f) => f.slowReaderCuts, STREAMING));
+  counter(registry, 'rrscan_stream_shutdown_cuts_total',
+    'Streams closed without a terminator at shutdown: their reader had not taken what came before it within --shutdown-grace-ms',
+    ['family'], () => perFamily(s, (f) => f.shutdownCuts, STREAMING));
   counter(registry, 'rrscan_stream_client_hangups_total', 'Streams whose client hung up before the terminator', ['family'],
     () => perFamily(s, (f) => f.hangups, STREAMING));
 }

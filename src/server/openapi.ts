@@ -90,7 +90,8 @@ const SCHEMAS: Json = {
     description: 'Last line: the search failed after the 200. msg is one of: ' +
       `"${STREAM_MESSAGES.SCAN_TIMEOUT}" (the scan ran past the server's search timeout), ` +
       `"${STREAM_MESSAGES.INTERNAL}" (a scan worker or shard failed; charged only if results were written), ` +
-      `"${STREAM_MESSAGES.SHUTDOWN}" (the server is stopping), or a pattern error naming the offending position.`,
+      `"${STREAM_MESSAGES.SHUTDOWN}" (the server is stopping), "${STREAM_MESSAGES.HTTP10_TOO_LARGE}" (the answer to an HTTP/1.0 ` +
+      `request, which is sent whole, reached ${LIMITS.http10AnswerBytesMax} bytes), or a pattern error naming the offending position.`,
   }),
   RateLimit: closed({
     rate: closed({
@@ -197,7 +198,8 @@ const RESPONSES: Json = {
   RateLimitUnauthorized: errorResponse('The key may not use API v2 (an expired licence still answers rate_limit).', ['NOT_AUTHORISED']),
   Forbidden: errorResponse('No X-API-Key, a key that is not known (or revoked), or a client address outside the key\'s allow list.',
     ['BAD_API_KEY']),
-  NotFound: errorResponse('Not an endpoint (the front end\'s page). Also the answer to any method other than GET.', ['NOT_FOUND']),
+  NotFound: errorResponse('Not an endpoint (the front end\'s page). Also the answer to any method other than GET, HEAD and OPTIONS.',
+    ['NOT_FOUND']),
   NotAcceptable: errorResponse('Accept names no supported type. application/x-ndjson, application/ndjson, application/jsonl, ' +
     'application/x-jsonl, application/json, application/* and */* are accepted (the first listed wins; ;q= is ignored); no Accept ' +
     'header means application/x-ndjson.', ['NOT_ACCEPTABLE']),
@@ -210,6 +212,21 @@ const RESPONSES: Json = {
   Unavailable: errorResponse('The key already has its maximum of concurrent requests, or the server is overloaded (scan queue full, ' +
     'key store unreachable or busy, shutting down). Nothing was charged; try again later.', ['TOO_MANY_CONNECTIONS', 'OVERLOADED']),
   ShuttingDown: errorResponse('The server is shutting down.', ['OVERLOADED']),
+  Options: {
+    description: 'The methods every path answers to; no key needed, no body. HAProxy\'s `option httpchk` (OPTIONS / HTTP/1.0) ' +
+      'checks with it: it answers 503 while the server shuts down.',
+    headers: { Allow: { required: true, description: 'GET, HEAD, OPTIONS', schema: { const: 'GET, HEAD, OPTIONS' } } },
+  },
+  Head: {
+    description: 'What GET answers with this status: its status line and headers, without the body.',
+    headers: {
+      'Content-Length': { required: true, description: 'The length of the body GET would send.', schema: { type: 'integer', minimum: 0 } },
+    },
+  },
+  StreamHead: {
+    description: 'The head of the 200 stream a GET would start: Content-Type application/x-ndjson, no body. Nothing is ' +
+      'planned, run or charged, so there is no Content-Length, no X-RateLimit-* header, and no 429.',
+  },
   MangledUrl: errorResponse(`A segment that cannot be percent-decoded, or a URL over ${LIMITS.urlBytesMax} bytes.`, ['EXCEPTION']),
 };
 
@@ -344,14 +361,65 @@ function otherPaths(): Json {
   };
 }
 
+/**
+ * HEAD of a GET operation: GET's statuses and headers without the bodies
+ * (app.ts); on a search, the head of the stream and the refusals before the
+ * charge.
+ */
+function headOf(get: Json, search: boolean): Json {
+  const responses: Json = {};
+  for (const status of Object.keys(get['responses'] as Json)) {
+    if (search && status === '429') continue;
+    responses[status] = ref('responses', search && status === '200' ? 'StreamHead' : 'Head');
+  }
+  return {
+    operationId: `${String(get['operationId'])}Head`,
+    tags: get['tags'],
+    summary: `${String(get['summary'])}: status and headers only`,
+    ...(get['security'] !== undefined ? { security: get['security'] } : {}),
+    ...(get['parameters'] !== undefined ? { parameters: get['parameters'] } : {}),
+    responses,
+  };
+}
+
+/** OPTIONS, which every path answers alike (its path parameters kept, so that the operation is complete). */
+function optionsOf(get: Json): Json {
+  const pathParams = ((get['parameters'] ?? []) as Json[]).filter((r) => {
+    const name = String(r['$ref']).split('/').pop()!;
+    return (PARAMETERS[name] as Json)['in'] === 'path';
+  });
+  return {
+    operationId: `${String(get['operationId'])}Options`,
+    tags: ['service'],
+    summary: 'The methods served: 204 and Allow',
+    security: [],
+    ...(pathParams.length > 0 ? { parameters: pathParams } : {}),
+    responses: { 204: ref('responses', 'Options'), 503: ref('responses', 'ShuttingDown') },
+  };
+}
+
+/** Every path's GET, with its HEAD and OPTIONS. */
+function withHeadAndOptions(paths: Json, searches: Json): Json {
+  const out: Json = {};
+  for (const [p, item] of Object.entries(paths)) {
+    const get = (item as Json)['get'] as Json;
+    out[p] = { get, head: headOf(get, p in searches), options: optionsOf(get) };
+  }
+  return out;
+}
+
 export function openApiDocument(): Json {
+  const searches = { ...flexPaths(), ...lookupPaths(false), ...lookupPaths(true) };
   return {
     openapi: '3.1.0',
     info: {
       title: 'rrscan passive DNS API',
       version: '2',
       summary: 'DNSDB API v2 compatible passive DNS: standard search, flexible (regex/glob) search, quotas.',
-      description: 'Every endpoint is GET and is served under each of the `servers` base paths. Data endpoints need the ' +
+      description: 'Every endpoint is GET and is served under each of the `servers` base paths; HEAD answers with the status and ' +
+        'headers of GET and no body (on a search, without running or charging it), OPTIONS with 204 and Allow on any path. ' +
+        'HTTP/1.0 requests are answered too, each answer whole with Content-Length (a search answer up to ' +
+        `${LIMITS.http10AnswerBytesMax} bytes, then a Failed line), and the connection is closed after it. Data endpoints need the ` +
         'X-API-Key header. A 200 from a search is a stream of newline-delimited JSON lines (the schema given is the schema of ' +
         'ONE line); once the 200 is sent, errors arrive in-stream as a Failed line. Other statuses carry a text/plain body ' +
         '(500 and 404: text/html) whatever was asked for. Requests refused with a status are not charged. A URL over ' +
@@ -368,7 +436,7 @@ export function openApiDocument(): Json {
     tags: [
       { name: 'flexible search' }, { name: 'standard search' }, { name: 'summarize' }, { name: 'account' }, { name: 'service' },
     ],
-    paths: { ...flexPaths(), ...lookupPaths(false), ...lookupPaths(true), ...otherPaths() },
+    paths: withHeadAndOptions({ ...searches, ...otherPaths() }, searches),
     components: {
       securitySchemes: {
         ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'The API key: hexadecimal digits, dashes allowed.' },

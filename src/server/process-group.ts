@@ -12,7 +12,10 @@
 //
 // The supervisor holds no sockets or shards: it starts the members, restarts
 // one that dies (a crash loop stops the group), and on SIGTERM or SIGINT asks
-// every member to stop, which ends each open stream with its terminator.
+// every member to stop, which ends each open stream with its terminator
+// once its reader has drained it (--shutdown-grace-ms, which the members
+// read from the same command line); the supervisor waits that long and a
+// margin before it kills a member still running.
 // Members ignore SIGINT (Ctrl-C reaches every process of the terminal's
 // process group; the supervisor decides) and stop by themselves when the
 // supervisor is gone, so a killed supervisor leaves no front end behind.
@@ -122,6 +125,8 @@ export interface GroupOptions {
   host: string;
   /** 0 = a free port, chosen once for the whole group. */
   port: number;
+  /** The members' --shutdown-grace-ms (they read it from the same command line): stop() waits that long, and a margin. */
+  shutdownGraceMs: number;
 }
 
 export class ProcessGroup {
@@ -136,7 +141,7 @@ export class ProcessGroup {
   /** Scrapes waiting for a member's reply, by request id. */
   private readonly pending = new Map<number, { member: number; done: (r: MemberScrape) => void }>();
 
-  private constructor(processes: number, private readonly port: number) {
+  private constructor(processes: number, private readonly port: number, private readonly shutdownGraceMs: number) {
     this.members = new Array<Worker | undefined>(processes).fill(undefined);
     this.listening = new Array<boolean>(processes).fill(false);
   }
@@ -144,7 +149,7 @@ export class ProcessGroup {
   /** Starts every member; resolves with the group's URL once all of them listen. */
   static async start(opts: GroupOptions): Promise<{ group: ProcessGroup; url: string }> {
     const port = opts.port === 0 ? await freePort(opts.host) : opts.port;
-    const group = new ProcessGroup(opts.processes, port);
+    const group = new ProcessGroup(opts.processes, port, opts.shutdownGraceMs);
     try {
       const urls = await Promise.all(group.members.map((_, i) => group.fork(i)));
       log.info({ processes: opts.processes, port }, 'process group listening');
@@ -253,18 +258,26 @@ export class ProcessGroup {
     return { notReady: undefined, degraded: degraded.size > 0 ? [...degraded].join('; ') : undefined };
   }
 
-  /** SIGTERM to every member, SIGKILL to one still there after groupStopTimeoutMs; resolves with the exit code. */
+  /**
+   * SIGTERM to every member, which drains its streams within the shutdown
+   * grace; SIGKILL to one still there LIMITS.groupStopMarginMs after that.
+   * Resolves with the exit code.
+   */
   stop(): Promise<number> {
-    this.stopping ??= Promise.all(this.members.map((w) => (w === undefined ? undefined : stopMember(w))))
+    const killAfterMs = this.shutdownGraceMs + LIMITS.groupStopMarginMs;
+    this.stopping ??= Promise.all(this.members.map((w) => (w === undefined ? undefined : stopMember(w, killAfterMs))))
       .then(() => this.exitCode);
     return this.stopping;
   }
 }
 
-function stopMember(worker: Worker): Promise<void> {
+function stopMember(worker: Worker, killAfterMs: number): Promise<void> {
   return new Promise((resolve) => {
     if (worker.isDead()) return resolve();
-    const timer = setTimeout(() => worker.process.kill('SIGKILL'), LIMITS.groupStopTimeoutMs);
+    const timer = setTimeout(() => {
+      log.error({ pid: worker.process.pid, ms: killAfterMs }, 'front-end process still running past its shutdown grace; killing it');
+      worker.process.kill('SIGKILL');
+    }, killAfterMs);
     worker.once('exit', () => {
       clearTimeout(timer);
       resolve();

@@ -18,12 +18,36 @@
 // keepAliveMs, what is pending goes out, or a `{}` line when nothing is, so
 // that clients see results promptly and proxies do not time the stream out
 // during a long scan.
+// Ending. A stream whose reader has kept up ends in one corked write
+// (status, headers, the last lines and the terminator). A stream whose
+// socket has pushed back (a slow reader), and every stream a shutdown ends,
+// hands over its terminator only once uWS holds nothing else for it, so that
+// the process can tell when the stream has drained: uWS (this build) has no
+// drained event, drains its own buffer only when the onWritable callback
+// writes (or once the response has ended, out of our sight), and a write()
+// returns false whenever its buffer could not be sent first (in a cork too:
+// the first bytes written try it). So the last lines, or a `{}` keep-alive
+// line once none are left, are written at each writable event until one
+// write returns true; in the same cork the terminator and the end of the
+// response follow, one send to a socket with nothing queued in uWS. Until
+// then the stream is open (`fate` unset); whenFinished() resolves with the
+// terminator, or with `cut` or `hangup` when the socket closed first.
+// shutdown() ends a stream that way with a `failed` terminator and stops its
+// producer as a hang-up would; cut() closes one still draining when the
+// shutdown grace is over.
+// HTTP/1.0 (`whole`, server/http10.ts): nothing goes out before the end;
+// the lines are gathered, up to LIMITS.http10AnswerBytesMax (past it the
+// answer ends there with a `failed` terminator and the producer is
+// stopped), and the answer goes with Content-Length through tryEnd(), which
+// hands uWS only what the socket takes: the last tryEnd tells exactly when
+// the answer has drained.
 // It counts itself in its request's endpoint family (serving-stats.ts): the
 // status line and its time, bytes, keep-alives, the terminator and its time,
-// or, for a stream that never gets one, whether a slow reader was cut or
-// the client hung up.
+// or, for a stream that never gets one, whether it was cut (a slow reader
+// uWS gave up on, or the shutdown grace) or the client hung up.
 
 import { LIMITS } from '../config/limits.js';
+import { STREAM_MESSAGES } from '../errors/catalogue.js';
 import { BEGIN_LINE, KEEPALIVE_LINE, terminatorLine, type Terminator } from '../render/saf.js';
 import type { ResultSink } from '../search/sink.js';
 import type { FamilyStats } from './serving-stats.js';
@@ -89,20 +113,53 @@ function tickerFor(keepAliveMs: number): KeepAliveTicker {
   return t;
 }
 
+/**
+ * Most bytes of lines written as the probe of a drained end, in one cork
+ * with the terminator. uWS 20.30 copies corked writes into a 16 KB buffer
+ * (LoopData::CORK_BUFFER_SIZE); a write that does not fit goes out through
+ * uncork(), which drops the write's own bytes when the socket cannot take
+ * the buffer first (uWebSockets.js issue 1005). The rest leaves room for
+ * the status line, headers and chunk framing of the same cork.
+ */
+const CORKED_PROBE_BYTES_MAX = 12 << 10;
+
+/** Bytes of a whole (HTTP/1.0) answer handed to the socket in one turn of the event loop: about a millisecond of sends. */
+const WHOLE_BYTES_PER_TURN = 1 << 20;
+
+/**
+ * How a stream ended: the terminator it handed to the socket, `cut` (the
+ * server closed it before its reader had taken what came before the
+ * terminator: uWS's slow-reader timeout or the shutdown grace), or `hangup`.
+ */
+export type StreamFate = Terminator | 'cut' | 'hangup';
+
 export class SafWriter implements ResultSink {
   private pending: string[] = [];
   private pendingBytes = 0;
   private backpressured = false;
   /** Date.now() when the socket last pushed back. */
   private backpressuredAt = 0;
+  /** The socket has pushed back at least once: the end waits for uWS's buffer (module comment). */
+  private slowed = false;
+  private writableHandler = false;
   private waiters: (() => void)[] = [];
   private abortListeners: (() => void)[] = [];
+  private finishWaiters: ((fate: StreamFate) => void)[] = [];
   private lastWrite = Date.now();
   private keepAlive: KeepAliveTicker | undefined;
+  /** end() was called: nothing more is appended. */
   private ended = false;
+  /** The terminator of a drained end, until uWS has sent what is before it. */
+  private closing: { line: string; cond: Terminator } | undefined;
+  /** The socket closed (uWS's onAborted): the client hung up, uWS gave up on it, or cut() closed it. */
+  private gone = false;
+  /** The producer was told to stop while the stream ends by itself (shutdown). */
+  private stopped = false;
+  /** cut() is closing the socket. */
+  private cutting = false;
+  private fate: StreamFate | undefined;
   /** Headers of the 200, until the first write sends them. */
   private headers: ReadonlyArray<readonly [string, string]> | undefined;
-  aborted = false;
   /**
    * Bytes gathered per write: LIMITS.writeChunkBytes, until the socket first
    * pushes back; then LIMITS.slowWriteChunkBytes. A stalled socket reports
@@ -114,33 +171,77 @@ export class SafWriter implements ResultSink {
    */
   private chunkBytes: number = LIMITS.writeChunkBytes;
 
+  /** `whole`: an HTTP/1.0 answer, gathered and sent whole (module comment). */
   constructor(private readonly res: HttpResponse, private readonly meter: StreamMeter,
-    private readonly keepAliveMs: number = LIMITS.keepAliveIntervalMs) {}
+    private readonly keepAliveMs: number = LIMITS.keepAliveIntervalMs, private readonly whole = false) {}
+
+  /** The producer must stop: the client has gone, or the server is ending the stream (ResultSink). */
+  get aborted(): boolean {
+    return this.gone || this.stopped;
+  }
+
+  /** How the stream ended, once it has (undefined while it is open or draining). */
+  get outcome(): StreamFate | undefined {
+    return this.fate;
+  }
+
+  /** Resolves with the stream's fate once it has one. */
+  whenFinished(): Promise<StreamFate> {
+    if (this.fate !== undefined) return Promise.resolve(this.fate);
+    return new Promise((resolve) => this.finishWaiters.push(resolve));
+  }
 
   /** Must be called once the request is known to be aborted (from res.onAborted). */
   markAborted(): void {
-    if (!this.aborted && !this.ended) {
+    if (this.gone) return;
+    this.gone = true;
+    if (this.fate === undefined) {
       const family = this.meter.family;
-      if (this.backpressured && Date.now() - this.backpressuredAt >= SLOW_READER_CUT_MS) family.slowReaderCuts++;
-      else family.hangups++;
+      if (this.cutting) {
+        family.shutdownCuts++;
+        this.settle('cut');
+      } else if (this.backpressured && Date.now() - this.backpressuredAt >= SLOW_READER_CUT_MS) {
+        family.slowReaderCuts++;
+        this.settle('cut');
+      } else {
+        family.hangups++;
+        this.settle('hangup');
+      }
     }
-    this.aborted = true;
     this.stopKeepAlive();
-    const w = [...this.waiters, ...this.abortListeners];
-    this.waiters = [];
-    this.abortListeners = [];
-    for (const f of w) f();
+    this.wake();
   }
 
   /**
-   * Ends the stream now with a `failed` terminator (server shutdown), and
-   * tells the producer as if the client had gone: its abort listeners run
-   * and it stops writing. Nothing happens to a stream that has ended.
+   * Ends the stream with a `failed` terminator carrying `message` (a
+   * server shutdown) once what is buffered has drained, and tells the
+   * producer to stop as if the client had gone: its abort listeners run and
+   * its writes are ignored. Nothing happens to a stream that has ended.
    */
-  endEarly(message: string): void {
-    if (this.done) return;
-    this.end('failed', message);
+  shutdown(message: string): void {
+    if (!this.ended && !this.gone) this.finish('failed', message, true);
+    this.stop();
+  }
+
+  /** Tells the producer to stop as a hang-up would, while the stream ends by itself. */
+  private stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.wake();
+  }
+
+  /**
+   * Closes the socket of a stream that has not handed over its terminator
+   * (the shutdown grace is over): its reader gets no terminator, and the
+   * stream is counted and logged as cut. True when it was cut.
+   */
+  cut(): boolean {
+    if (this.fate !== undefined || this.gone) return false;
+    this.cutting = true;
+    this.res.close();
+    // uWS runs onAborted from close(), which calls markAborted(); this is for a build that would not.
     this.markAborted();
+    return true;
   }
 
   /** Runs `f` once if the client goes away (at once if it already has). */
@@ -162,6 +263,8 @@ export class SafWriter implements ResultSink {
     this.headers = headers;
     this.text(BEGIN_LINE);
     this.lastWrite = Date.now();
+    // A keep-alive line would wait with the rest of a whole answer.
+    if (this.whole) return;
     this.keepAlive = tickerFor(this.keepAliveMs);
     this.keepAlive.add(this);
   }
@@ -187,41 +290,34 @@ export class SafWriter implements ResultSink {
     this.res.writeStatus('200 OK');
     this.res.writeHeader('Content-Type', 'application/x-ndjson');
     for (const [k, v] of headers) this.res.writeHeader(k, v);
+    if (this.whole) this.res.writeHeader('Connection', 'close');
   }
 
   /** Appends lines, each ending in a newline. */
   text(lines: string): void {
     if (this.ended || this.aborted || lines.length === 0) return;
+    if (this.whole && this.pendingBytes + lines.length > LIMITS.http10AnswerBytesMax) {
+      // What is gathered goes, and says the answer goes no further.
+      this.finish('failed', STREAM_MESSAGES.HTTP10_TOO_LARGE, false);
+      this.stop();
+      return;
+    }
     this.pending.push(lines);
     this.pendingBytes += lines.length;
     if (this.pendingBytes >= this.chunkBytes) this.flush();
   }
 
-  /** Writes what is pending in one corked write. */
+  /** Writes what is pending in one corked write (a stopped stream's last lines too: it is draining). */
   flush(): void {
-    if (this.pendingBytes === 0 || this.aborted) return;
-    const chunk = this.pending.join('');
-    this.pending = [];
-    this.pendingBytes = 0;
+    if (this.pendingBytes === 0 || this.gone || this.whole) return;
+    const chunk = this.takePending();
     this.lastWrite = Date.now();
-    this.count(chunk);
     let ok = true;
     this.res.cork(() => {
       this.writeHead();
       ok = this.res.write(chunk);
     });
-    if (!ok && !this.backpressured) {
-      this.backpressured = true;
-      this.backpressuredAt = this.lastWrite;
-      this.chunkBytes = LIMITS.slowWriteChunkBytes;
-      this.res.onWritable(() => {
-        this.backpressured = false;
-        const w = this.waiters;
-        this.waiters = [];
-        for (const f of w) f();
-        return true;
-      });
-    }
+    if (!ok) this.pushedBack();
   }
 
   /** Resolves when the socket can take more (at once when it can), or when the client has gone. */
@@ -230,19 +326,38 @@ export class SafWriter implements ResultSink {
     return new Promise((r) => this.waiters.push(r));
   }
 
-  /** Ends the stream with its terminator line. */
+  /** Ends the stream with its terminator line (after what uWS holds has drained, for a reader that has been slow). */
   end(cond: Terminator, msg?: string): void {
+    this.finish(cond, msg, this.slowed);
+  }
+
+  private finish(cond: Terminator, msg: string | undefined, drained: boolean): void {
     if (this.ended || this.aborted) return;
     const terminator = terminatorLine(cond, msg);
     // A message may quote the client's pattern (RE2's words): its UTF-8 bytes beyond one per character.
     if (msg !== undefined) this.meter.family.streamBytes += Buffer.byteLength(terminator) - terminator.length;
+    if (this.whole) {
+      this.ended = true;
+      const parts: (string | Buffer)[] = this.pending;
+      this.count(terminator);
+      this.meter.family.streamBytes += this.pendingBytes;
+      parts.push(Buffer.from(terminator, 'utf8'));
+      this.pending = [];
+      this.pendingBytes = 0;
+      this.sendWhole(parts, cond);
+      return;
+    }
+    if (drained) {
+      this.ended = true;
+      this.stopKeepAlive();
+      this.closing = { line: terminator, cond };
+      this.drainStep();
+      return;
+    }
     this.text(terminator);
     this.ended = true;
     this.stopKeepAlive();
-    const chunk = this.pending.join('');
-    this.pending = [];
-    this.pendingBytes = 0;
-    this.count(chunk);
+    const chunk = this.takePending();
     // One clock read for both: a small answer's status line and terminator leave in this one cork.
     const now = performance.now();
     // end() queues whatever uWS cannot send now and completes it on its own.
@@ -251,6 +366,156 @@ export class SafWriter implements ResultSink {
       this.res.end(chunk);
     });
     this.meter.family.terminated(cond, this.meter.started, now);
+    this.settle(cond);
+  }
+
+  /**
+   * One step of a drained end (module comment): in one cork, the pending
+   * lines (or a keep-alive line when none are left, or when they are too
+   * many for one cork) and, if uWS took them without buffering, the
+   * terminator and the end of the response. Runs again from onWritable while
+   * the socket pushes back. The first step does not wait for onWritable: uWS
+   * may hold nothing although the last write pushed back, and the kernel may
+   * take a small write all the same (measured: of two streams whose 30 KB/s
+   * readers would have made the next writable event wait 8.7 s, one ended at
+   * once).
+   */
+  private drainStep(): void {
+    const closing = this.closing;
+    if (closing === undefined || this.gone || this.fate !== undefined) return;
+    if (this.pendingBytes > CORKED_PROBE_BYTES_MAX) {
+      this.flush();
+      if (this.backpressured) return;
+    }
+    const probe = this.pendingBytes > 0 ? this.takePending() : this.keepAliveLine();
+    this.lastWrite = Date.now();
+    let ok = false;
+    const now = performance.now();
+    this.res.cork(() => {
+      this.writeHead(now);
+      ok = this.res.write(probe);
+      if (!ok) return;
+      this.count(closing.line);
+      this.res.end(closing.line);
+    });
+    if (!ok) {
+      this.pushedBack();
+      return;
+    }
+    this.meter.family.terminated(closing.cond, this.meter.started, now);
+    this.settle(closing.cond);
+  }
+
+  /**
+   * A whole answer with Content-Length: its parts (the gathered lines, which
+   * are ASCII, so characters are bytes, and the terminator as UTF-8) go one
+   * by one through tryEnd(), which hands uWS only what the socket takes and
+   * keeps count; the rest goes at writable events, from the offset uWS
+   * reports, until tryEnd says the response is done. Nothing is joined: one
+   * 4 MB join and conversion held the thread 14-23 ms. A turn hands over at
+   * most WHOLE_BYTES_PER_TURN, then lets other work go first.
+   */
+  private sendWhole(parts: (string | Buffer)[], cond: Terminator): void {
+    const total = parts.reduce((n, p) => n + p.length, 0);
+    const started = performance.now();
+    let index = 0;
+    /** Body offset where parts[index] starts. */
+    let partStart = 0;
+    const pushed = () => {
+      // A reader that stops taking the rest for 10 s is cut by uWS, and counted as a slow reader cut (markAborted).
+      this.backpressured = true;
+      this.backpressuredAt = Date.now();
+    };
+    /** Sends from body offset `offset`; true when uWS took all it was given (done, or a turn's worth). */
+    const send = (offset: number): boolean => {
+      let turn = 0;
+      for (;;) {
+        if (this.gone) return true;
+        while (index < parts.length - 1 && partStart + parts[index]!.length <= offset) partStart += parts[index++]!.length;
+        const part = parts[index]!;
+        const from = offset - partStart;
+        const piece = from === 0 ? part : part.slice(from);
+        let result: [boolean, boolean] = [false, false];
+        this.res.cork(() => {
+          this.writeHead(started);
+          result = this.res.tryEnd(piece, total);
+        });
+        if (result[1]) {
+          this.meter.family.terminated(cond, this.meter.started, started);
+          this.settle(cond);
+          return true;
+        }
+        if (!result[0]) {
+          pushed();
+          return false;
+        }
+        offset += piece.length;
+        turn += piece.length;
+        if (turn >= WHOLE_BYTES_PER_TURN) {
+          setImmediate(() => send(offset));
+          return true;
+        }
+      }
+    };
+    this.res.onWritable((offset) => {
+      this.backpressured = false;
+      return send(offset);
+    });
+    send(0);
+  }
+
+  /** The socket took less than it was given: producers wait, and the next chunks are small (chunkBytes). */
+  private pushedBack(): void {
+    if (this.backpressured) return;
+    this.backpressured = true;
+    this.backpressuredAt = this.lastWrite;
+    this.slowed = true;
+    this.chunkBytes = LIMITS.slowWriteChunkBytes;
+    if (this.writableHandler) return;
+    this.writableHandler = true;
+    this.res.onWritable(() => {
+      this.backpressured = false;
+      // uWS drains its buffer only when this callback writes: a drained end writes here, a producer right after.
+      if (this.closing !== undefined) this.drainStep();
+      else this.wakeWaiters();
+      return true;
+    });
+  }
+
+  private takePending(): string {
+    const chunk = this.pending.join('');
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.count(chunk);
+    return chunk;
+  }
+
+  private keepAliveLine(): string {
+    this.meter.family.keepAlives++;
+    this.count(KEEPALIVE_LINE);
+    return KEEPALIVE_LINE;
+  }
+
+  private settle(fate: StreamFate): void {
+    if (this.fate !== undefined) return;
+    this.fate = fate;
+    const w = this.finishWaiters;
+    this.finishWaiters = [];
+    for (const f of w) f(fate);
+  }
+
+  private wakeWaiters(): void {
+    const w = this.waiters;
+    this.waiters = [];
+    for (const f of w) f();
+  }
+
+  /** Wakes the producer: waiters and abort listeners (the client went, or the server stops it). */
+  private wake(): void {
+    const w = [...this.waiters, ...this.abortListeners];
+    this.waiters = [];
+    this.abortListeners = [];
+    for (const f of w) f();
   }
 
   /**

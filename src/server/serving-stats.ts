@@ -23,7 +23,7 @@ export const FAMILIES = ['flex', 'lookup', 'rate_limit', 'ping', 'other'] as con
 export type Family = typeof FAMILIES[number];
 
 /** Every status the front end writes (exchange.ts REASONS); anything else would count under the last slot. */
-export const STATUSES = [200, 400, 401, 403, 404, 415, 416, 429, 500, 503] as const;
+export const STATUSES = [200, 204, 400, 401, 403, 404, 415, 416, 429, 500, 503] as const;
 const OTHER_STATUS = STATUSES.length;
 /** STATUSES slot by status, one array read per answer. */
 const STATUS_SLOT = new Uint8Array(600).fill(OTHER_STATUS);
@@ -78,6 +78,8 @@ export class FamilyStats {
   keepAlives = 0;
   /** Streams uWS ended while the client was not reading (no progress for its timeout): no terminator. */
   slowReaderCuts = 0;
+  /** Streams the server closed at shutdown, their reader not having taken what came before the terminator within the grace. */
+  shutdownCuts = 0;
   /** Streams whose client hung up before the terminator while reading. */
   hangups = 0;
 

@@ -12,14 +12,16 @@ import type * as UWS from 'uWebSockets.js';
 
 const require = createRequire(import.meta.url);
 
+/** The native module's file, as the loader knows it (native/http10.cc finds the module by it). */
+export const UWS_BINARY = path.join(path.dirname(require.resolve('uWebSockets.js/package.json')), 'binaries',
+  `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`);
+
 function loadNative(): typeof UWS {
   const fallbackEnv = process.env['UWS_USE_FALLBACK'];
   if (fallbackEnv && /^(1|true)$/i.test(fallbackEnv)) {
     throw new Error('UWS_USE_FALLBACK is set: rrscan runs only on the native uWebSockets.js build; unset it');
   }
-  const pkgDir = path.dirname(require.resolve('uWebSockets.js/package.json'));
-  const binary = path.join(pkgDir, 'binaries',
-    `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`);
+  const binary = UWS_BINARY;
   try {
     return require(binary) as typeof UWS;
   } catch (err) {

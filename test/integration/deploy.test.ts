@@ -14,6 +14,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { cpSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { LIMITS } from '../../src/config/limits.js';
 import { cli, get, REPO, tempPaths } from '../helpers/rrscan.js';
 
 const DOCKERFILE = readFileSync(path.join(REPO, 'deploy', 'Dockerfile'), 'utf8');
@@ -81,6 +82,13 @@ describe('deploy/Dockerfile', () => {
     expect(runtime).toContain('VOLUME ["/data"]');
     expect(runtimeEnv()).toMatchObject({ RRSCAN_DATA: '/data', RRSCAN_HOST: '0.0.0.0', PORT: '8080' });
     expect(runtime.some((l) => l.startsWith('HEALTHCHECK '))).toBe(true);
+    expect(runtime).toContain('STOPSIGNAL SIGTERM');
+  });
+
+  it('tells how to give docker stop more time than the shutdown grace (an image cannot set it)', () => {
+    const seconds = Number(/--stop-timeout (\d+)/.exec(DOCKERFILE)?.[1]);
+    expect(seconds * 1000).toBeGreaterThan(LIMITS.shutdownGraceMs + LIMITS.groupStopMarginMs);
+    expect(DOCKERFILE).toContain(`docker stop --time ${seconds}`);
   });
 
   it('copies into the runtime stage everything a server reads: rrscan serve, npm start\'s command and the healthcheck run from it', async () => {
@@ -173,7 +181,7 @@ describe.skipIf(DOCKER_SKIP !== undefined)('the image, built and run', () => {
       expect((await get({ port }, '/pdns/v2/openapi.json')).body).toBe(OPENAPI);
       const key = docker('exec', id, 'cat', '/data/demo-key.txt').stdout.trim();
       expect((await get({ port }, '/pdns/v2/regex/rrnames/paypal?limit=1', { 'X-API-Key': key })).status).toBe(200);
-      expect(docker('stop', '-t', '30', id).status).toBe(0);
+      expect(docker('stop', '-t', '40', id).status).toBe(0);
     } finally {
       docker('rm', '-f', '-v', id);
     }
@@ -200,6 +208,12 @@ describe('deploy/rrscan.service', () => {
     const dataDir = /--data (\S+)/.exec(keys.get('ExecStart')!)![1];
     expect(keys.get('ReadWritePaths')).toBe(dataDir);
     expect(`/var/lib/${keys.get('StateDirectory')}`).toBe(dataDir);
+  });
+
+  it('gives a stop more time than the shutdown grace before systemd kills the server', () => {
+    const stop = /^TimeoutStopSec=(\d+)s$/m.exec(UNIT);
+    expect(/^KillSignal=SIGTERM$/m.test(UNIT)).toBe(true);
+    expect(Number(stop?.[1]) * 1000).toBeGreaterThan(LIMITS.shutdownGraceMs + LIMITS.groupStopMarginMs);
   });
 
   it('starts the server with its ExecStart line (pointed at this checkout and a scratch data directory)', async () => {
