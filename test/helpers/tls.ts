@@ -100,7 +100,12 @@ export interface TlsClient {
   servername?: string;
   /** A keep-alive agent made with the same `ca`, to send several requests on one connection. */
   agent?: https.Agent;
+  /** Read as a client slower than the server does: stop reading for a moment after every 64 KB, so that the server's writes push back. */
+  slowReader?: boolean;
 }
+
+const SLOW_READER_BYTES = 64 << 10;
+const SLOW_READER_PAUSE_MS = 5;
 
 /** A keep-alive agent of one connection, trusting `ca`. */
 export function keepAliveAgent(ca: string): https.Agent {
@@ -116,7 +121,15 @@ export function httpsGet(port: number, pathAndQuery: string, client: TlsClient, 
     }, (res) => {
       const fp = (res.socket as import('node:tls').TLSSocket).getPeerCertificate().fingerprint256;
       const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
+      let sincePause = 0;
+      res.on('data', (c: Buffer) => {
+        chunks.push(c);
+        sincePause += c.length;
+        if (client.slowReader !== true || sincePause < SLOW_READER_BYTES) return;
+        sincePause = 0;
+        res.pause();
+        setTimeout(() => res.resume(), SLOW_READER_PAUSE_MS);
+      });
       res.on('end', () => resolve({
         status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8'), fingerprint: fp,
         reused: req.reusedSocket,
