@@ -3,6 +3,7 @@
 // or in keys.ts; the commands themselves are thin calls into src/.
 
 import { Command, InvalidArgumentError, Option } from 'commander';
+import cluster from 'node:cluster';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { LIMITS } from '../config/limits.js';
@@ -431,6 +432,9 @@ export function buildProgram(): Command {
         if (code !== 'DATA_DIR_MISSING' && code !== 'TLS_PAIR_INVALID') throw err;
         console.error(`rrscan serve: ${(err as Error).message}`);
         process.exitCode = EXIT_BAD_INPUT;
+        // A member of --processes N (restarted onto files that changed since the group started): its channel to the
+        // supervisor would keep it alive, neither serving nor gone (and letting go of the channel exits 0).
+        if (cluster.isWorker) process.exit(EXIT_BAD_INPUT);
       }
     });
 

@@ -8,12 +8,14 @@
 // name, plain HTTP on the TLS port), start-up refusing a bad pair in one line
 // with exit status 2, and what replacing the files on disk does: nothing
 // until the process restarts (tls-credentials.ts says why uWS 20.30 cannot
-// safely do more), member by member in a group.
+// safely do more), member by member in a group, where a member restarted
+// onto a bad pair exits 2 like any start.
 
 import { copyFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LIMITS } from '../../src/config/limits.js';
 import {
   addKey, begin, body, cli, get, ingestNdjson, lines, logLines, memberPids, ok, randomNames, requestsByMember, startServer, tempPaths,
   type Server,
@@ -300,6 +302,29 @@ describe.skipIf(!HAVE_OPENSSL)('serve over TLS', () => {
       await restart(1, before.get(1)!);
       expect(await connections(24)).toEqual(new Set([fpB]));
     }, 45_000);
+  });
+
+  describe('a group member restarted onto a bad pair', () => {
+    it('exits 2 with the one-line reason, never lingers half-started; the supervisor counts a crash loop and stops the group ' +
+      '(README: check a new pair before restarting members)', async () => {
+      install(pki.a);
+      const group = await tls(['--processes', '2', '--workers', '1'], { RRSCAN_LOG_LEVEL: 'info' });
+      try {
+        const exited = new Promise<number | null>((r) => group.proc.once('exit', (code) => r(code)));
+        install({ cert: pki.a.cert, key: pki.b.key });
+        process.kill(memberPids(group).get(0)!, 'SIGTERM');
+        expect(await exited).toBe(1);
+        const line = `rrscan serve: --tls-key ${live.key} is not the private key of --tls-cert ${live.cert} (their public keys differ)`;
+        expect(group.stderr().split('\n').filter((l) => l.startsWith('rrscan serve:'))).toEqual(Array(LIMITS.groupRestartsMax).fill(line));
+        // The restart asked for, then each start on the bad pair: status 2, until the sixth death in a minute stops the group.
+        const deaths = logLines(group).filter((l) => l['member'] === 0 && typeof l['code'] === 'number').map((l) => [l['code'], l['msg']]);
+        expect(deaths).toEqual([[0, 'front-end process died; starting it again'],
+          ...Array(LIMITS.groupRestartsMax - 1).fill([2, 'front-end process died; starting it again']),
+          [2, 'front-end processes keep dying; stopping the group']]);
+      } finally {
+        await group.close();
+      }
+    }, 30_000);
   });
 
   describe('a start with a bad certificate or key', () => {
