@@ -3,6 +3,7 @@
 // or in keys.ts; the commands themselves are thin calls into src/.
 
 import { Command, InvalidArgumentError, Option } from 'commander';
+import cluster from 'node:cluster';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { LIMITS } from '../config/limits.js';
@@ -158,8 +159,12 @@ async function serve(o: ServeFlags & { processes: number }): Promise<void> {
   const member = membership();
   if (member === undefined) {
     if (o.processes > 1) {
-      // Here, not in each member: a typo'd path is one error, not N failed starts.
+      // Here, not in each member: a typo'd path or a bad certificate is one error, not N failed starts.
       requireDataDir(o.data);
+      if (o.tlsCert !== undefined && o.tlsKey !== undefined) {
+        const { openTlsApp } = await import('../server/tls-credentials.js');
+        openTlsApp(o.tlsCert, o.tlsKey); // the app is dropped: each member opens its own
+      }
       return superviseUntilSignal(o, banner);
     }
     return serveUntilSignal(o, banner);
@@ -474,9 +479,14 @@ export function buildProgram(): Command {
       try {
         await serve(o);
       } catch (err) {
-        if ((err as { code?: unknown }).code !== 'DATA_DIR_MISSING') throw err;
+        // Refusals of the operator's input: one line, exit 2. Anything else is a failure of ours (exit 1 below).
+        const code = (err as { code?: unknown }).code;
+        if (code !== 'DATA_DIR_MISSING' && code !== 'TLS_PAIR_INVALID') throw err;
         console.error(`rrscan serve: ${(err as Error).message}`);
         process.exitCode = EXIT_BAD_INPUT;
+        // A member of --processes N (restarted onto files that changed since the group started): its channel to the
+        // supervisor would keep it alive, neither serving nor gone (and letting go of the channel exits 0).
+        if (cluster.isWorker) process.exit(EXIT_BAD_INPUT);
       }
     });
 

@@ -97,7 +97,7 @@ export const LIMITS = Object.freeze({
   /** Keep-alive `{}` after this long with nothing written. */
   keepAliveIntervalMs: 1_000,
   /**
-   * One cork: a 16-64 KB chunk per write (measured 1,270 MB/s against
+   * One write: a 16-64 KB chunk (measured 1,270 MB/s against
    * 2.5-27 MB/s for a write per line). It is also what a stalled reader costs
    * in uWS's buffer: producers stop at the first write the socket cannot take
    * (SafWriter.writable), so at most one chunk, plus the one result being
@@ -106,6 +106,24 @@ export const LIMITS = Object.freeze({
   writeChunkBytes: 64 << 10,
   /** Write chunk once a reader has been slower than the server (saf-writer.ts). */
   slowWriteChunkBytes: 16 << 10,
+  /**
+   * Most bytes of a write chunk handed to uWS in one cork; a chunk larger is
+   * written in pieces of this size, each in a cork of its own. uWS 20.30
+   * copies a cork's writes into a 16 KB buffer; a write that does not fit
+   * makes it send that buffer first, and when the socket cannot take all of
+   * it, the write's own bytes are lost (our reading of AsyncSocket::uncork;
+   * uWebSockets.js issue 1005 reports the symptom): the client gets a chunk
+   * header without its data. Over TLS, 9 and 11 of 20 answers of 10 MB were
+   * broken so (one Node client after another, each slower than the server);
+   * plain HTTP gave 20 of 20 right, though the same path is open to it when
+   * the kernel's send buffer is full. With these pieces: 30 of 30 right over
+   * TLS, and plain HTTP as fast as before (about 100 ms for 10 MB). 12 KB
+   * leaves 4 KB of the buffer for the status line, headers and chunk framing
+   * that share a cork.
+   */
+  corkPieceBytes: 12 << 10,
+  /** uWS 20.30's cork buffer (see corkPieceBytes). */
+  uwsCorkBufferBytes: 16 << 10,
   /**
    * TCP_NOTSENT_LOWAT of every connection: the kernel holds at most about
    * this much unsent per socket and reports it writable below it (see
@@ -545,6 +563,7 @@ export function checkLimits(): void {
   assert.ok(L.slowWriteChunkBytes <= L.writeChunkBytes && L.lineBytesMax < L.slowWriteChunkBytes * 4, 'the slow chunk is the smaller one');
   assert.ok(L.lineBytesMax < 64 * 1024, 'lines must stay under 64 KiB (compat.md)');
   assert.ok(L.lineBytesMax < L.writeChunkBytes, 'one line must fit in one write chunk');
+  assert.ok(L.corkPieceBytes + 4096 <= L.uwsCorkBufferBytes, 'a cork\'s piece, headers and framing must fit uWS\'s cork buffer');
   assert.ok(L.shardBytesMax < 2 ** 31, 'FlatBuffers offsets are signed 32-bit');
   assert.ok(L.shardBytesMax * L.shardBytesEstimateSlackRatio * L.shardBuilderHeadroomRatio < 2 ** 31,
     'the largest FlatBuffer builder the writer allocates must fit signed 32-bit offsets');

@@ -147,6 +147,23 @@ export class DataDirMissingError extends Error {
   }
 }
 
+/**
+ * A TLS certificate and key that a server cannot serve with (serve
+ * --tls-cert/--tls-key): a file missing or unreadable, no PEM certificate
+ * or key in it, an encrypted key, a key that is not the certificate's, or
+ * a pair uWebSockets.js's TLS library refuses. The message is one line
+ * naming the flag, the file and the reason; serve prints it and exits 2
+ * rather than crash or serve plain HTTP. Carries `code` so it can be
+ * matched without instanceof.
+ */
+export class TlsPairError extends Error {
+  readonly code = 'TLS_PAIR_INVALID';
+  constructor(message: string, cause?: unknown) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = 'TlsPairError';
+  }
+}
+
 /** A DNS name or rdata that cannot be encoded or decoded. Callers wrap it in an IngestError with the place. */
 export class DnsFormatError extends Error {
   readonly code = 'DNS_FORMAT';

@@ -23,7 +23,7 @@
 // (metrics-listener.ts) with /healthz and /readyz.
 
 import { LIMITS, checkLimits } from '../config/limits.js';
-import { API_ERRORS, ApiError, isApiError, STREAM_MESSAGES, type ApiErrorCode } from '../errors/catalogue.js';
+import { API_ERRORS, ApiError, isApiError, STREAM_MESSAGES, TlsPairError, type ApiErrorCode } from '../errors/catalogue.js';
 import { AccessGate, type Grant } from '../auth/access-gate.js';
 import type { KeyStoreNotice } from '../auth/key-store.js';
 import { sqliteKeyStoreConfig, type KeyStoreConfig } from '../auth/stores/open-key-store.js';
@@ -48,6 +48,7 @@ import { SafWriter, type StreamFate } from './saf-writer.js';
 import { parseSearch, type PlannedSearch, type SearchRequest } from './search-request.js';
 import { ServingStats, type Family, type OverloadCause } from './serving-stats.js';
 import { setNotSentLowat } from './socket-tuning.js';
+import { openTlsApp } from './tls-credentials.js';
 import { uws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
 
 export interface ServerOptions {
@@ -400,8 +401,7 @@ function readiness(front: FrontEnd, backend: SearchBackend, gate: AccessGate): R
   };
 }
 
-function createApp(opts: ServerOptions, front: FrontEnd, consoleFiles: ConsoleFiles | undefined): TemplatedApp {
-  const app = opts.tlsCert && opts.tlsKey ? uws.SSLApp({ cert_file_name: opts.tlsCert, key_file_name: opts.tlsKey }) : uws.App();
+function createApp(app: TemplatedApp, front: FrontEnd, consoleFiles: ConsoleFiles | undefined): TemplatedApp {
   const shape = (req: HttpRequest, head: boolean): AnswerShape => ({ head, http10: isHttp10(req) });
   // uWS matches these more specific patterns before the API's catch-all, whatever the order they are added in.
   for (const head of [false, true]) {
@@ -464,6 +464,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // Before anything below creates files there (the SQLite key store would
   // create the directory): a typo'd path must not serve an empty dataset.
   requireDataDir(opts.dataDir);
+  // Before the scan threads start, too: a bad certificate or key is one line and exit 2 (tls-credentials.ts).
+  if ((opts.tlsCert === undefined) !== (opts.tlsKey === undefined)) throw new TlsPairError('--tls-cert and --tls-key go together');
+  const app = opts.tlsCert !== undefined && opts.tlsKey !== undefined ? openTlsApp(opts.tlsCert, opts.tlsKey) : uws.App();
   const http10 = installHttp10();
   if (http10 !== true) log.warn({ reason: http10 }, 'HTTP/1.0 requests will not be answered (uWS cannot parse them)');
   const faults = activeFaults();
@@ -492,7 +495,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     log.warn({ dataDir: opts.dataDir }, 'the data directory holds no shards: every search finds nothing until data is ingested');
   }
   const front = new FrontEnd(backend, gate, keepAliveMs, searchTimeoutMs, new ServingStats());
-  const sock = await listen(createApp(opts, front, loadConsole()), opts.host, opts.port);
+  const sock = await listen(createApp(app, front, loadConsole()), opts.host, opts.port);
   let metrics: MetricsListener | undefined;
   try {
     const registry = () => metricsRegistry({

@@ -5,15 +5,19 @@
 // 200, the headers and {"cond":"begin"}; text() appends result lines; end()
 // writes the one terminator (render/saf.ts holds the framing lines).
 // Nothing goes to the socket until the first chunk is full, the response
-// ends, or keepAliveMs passes: a small lookup leaves in ONE cork and one
-// send (status, headers, Content-Length body) instead of three, which is
-// most of what a small request costs the server.
+// ends, or keepAliveMs passes: a small lookup (up to LIMITS.corkPieceBytes)
+// leaves in ONE cork and one send (status, headers, Content-Length body)
+// instead of three, which is most of what a small request costs the server.
 //   Every line ends with "\n"; no blank line is ever written (a widely used
 //   C client aborts on one).
-// Lines are gathered into chunks of LIMITS.writeChunkBytes and each chunk is
-// written in one cork: a uWS write per line measured 2.5-27 MB/s here, 64 KB
-// chunks about 1,270 MB/s. When uWS reports backpressure, `writable` turns
-// false until onWritable fires; producers check it and wait on whenWritable().
+// Lines are gathered into chunks of LIMITS.writeChunkBytes, each written
+// at once: a uWS write per line measured 2.5-27 MB/s here, 64 KB chunks
+// about 1,270 MB/s. A chunk goes to uWS in pieces of at most
+// LIMITS.corkPieceBytes, a cork each: uWS 20.30 drops a corked write that
+// does not fit its cork buffer when the socket pushes back, which broke
+// large answers over TLS (limits.ts says how). When uWS reports
+// backpressure, `writable` turns false until onWritable fires; producers
+// check it and wait on whenWritable().
 // While the response is open and nothing has been written for
 // keepAliveMs, what is pending goes out, or a `{}` line when nothing is, so
 // that clients see results promptly and proxies do not time the stream out
@@ -114,14 +118,19 @@ function tickerFor(keepAliveMs: number): KeepAliveTicker {
 }
 
 /**
- * Most bytes of lines written as the probe of a drained end, in one cork
- * with the terminator. uWS 20.30 copies corked writes into a 16 KB buffer
- * (LoopData::CORK_BUFFER_SIZE); a write that does not fit goes out through
- * uncork(), which drops the write's own bytes when the socket cannot take
- * the buffer first (uWebSockets.js issue 1005). The rest leaves room for
- * the status line, headers and chunk framing of the same cork.
+ * `chunk` as what one cork may carry: itself when it surely fits (every
+ * UTF-16 unit is at most 3 bytes of UTF-8), else its UTF-8 bytes in pieces
+ * of LIMITS.corkPieceBytes. Byte pieces, not string slices: a cut may fall
+ * inside a line or a character, which chunked framing does not mind.
  */
-const CORKED_PROBE_BYTES_MAX = 12 << 10;
+function corkPieces(chunk: string): (string | Uint8Array)[] {
+  if (chunk.length * 3 <= LIMITS.corkPieceBytes) return [chunk];
+  const bytes = Buffer.from(chunk, 'utf8');
+  if (bytes.length <= LIMITS.corkPieceBytes) return [bytes];
+  const pieces: Uint8Array[] = [];
+  for (let at = 0; at < bytes.length; at += LIMITS.corkPieceBytes) pieces.push(bytes.subarray(at, at + LIMITS.corkPieceBytes));
+  return pieces;
+}
 
 /** Bytes of a whole (HTTP/1.0) answer handed to the socket in one turn of the event loop: about a millisecond of sends. */
 const WHOLE_BYTES_PER_TURN = 1 << 20;
@@ -307,16 +316,24 @@ export class SafWriter implements ResultSink {
     if (this.pendingBytes >= this.chunkBytes) this.flush();
   }
 
-  /** Writes what is pending in one corked write (a stopped stream's last lines too: it is draining). */
+  /**
+   * Writes what is pending: in one cork, or in pieces that each fit uWS's
+   * cork buffer (LIMITS.corkPieceBytes says why); a stopped stream's last
+   * lines too (it is draining).
+   */
   flush(): void {
     if (this.pendingBytes === 0 || this.gone || this.whole) return;
     const chunk = this.takePending();
     this.lastWrite = Date.now();
     let ok = true;
-    this.res.cork(() => {
-      this.writeHead();
-      ok = this.res.write(chunk);
-    });
+    for (const piece of corkPieces(chunk)) {
+      if (this.aborted) return; // an aborted response must not be touched again
+      this.res.cork(() => {
+        this.writeHead();
+        // Every piece is written, pushed back or not: uWS keeps what the socket cannot take, at most this one chunk.
+        ok = this.res.write(piece) && ok;
+      });
+    }
     if (!ok) this.pushedBack();
   }
 
@@ -361,10 +378,22 @@ export class SafWriter implements ResultSink {
     // One clock read for both: a small answer's status line and terminator leave in this one cork.
     const now = performance.now();
     // end() queues whatever uWS cannot send now and completes it on its own.
-    this.res.cork(() => {
-      this.writeHead(now);
-      this.res.end(chunk);
-    });
+    const pieces = corkPieces(chunk);
+    if (pieces.length === 1) {
+      this.res.cork(() => {
+        this.writeHead(now);
+        this.res.end(pieces[0]);
+      });
+    } else {
+      for (const piece of pieces) {
+        if (this.aborted) break;
+        this.res.cork(() => {
+          this.writeHead(now);
+          this.res.write(piece);
+        });
+      }
+      if (!this.aborted) this.res.cork(() => this.res.end());
+    }
     this.meter.family.terminated(cond, this.meter.started, now);
     this.settle(cond);
   }
@@ -383,7 +412,7 @@ export class SafWriter implements ResultSink {
   private drainStep(): void {
     const closing = this.closing;
     if (closing === undefined || this.gone || this.fate !== undefined) return;
-    if (this.pendingBytes > CORKED_PROBE_BYTES_MAX) {
+    if (this.pendingBytes > LIMITS.corkPieceBytes) {
       this.flush();
       if (this.backpressured) return;
     }
