@@ -163,8 +163,10 @@ describe.skipIf(!HAVE_OPENSSL)('serve over TLS', () => {
       const p = '/pdns/v2/lookup/rrset/name/*.slow.tls.example/A?limit=50000';
       const overHttp = await get(plain, p, H);
       expect(overHttp.status).toBe(200);
-      expect(lines(overHttp.body)).toHaveLength(50_002);
-      expect(lines(overHttp.body).at(-1)).toEqual({ cond: 'limited', msg: 'Result limit reached' });
+      // Keep-alives (every 10 ms here) may come there too, wherever the server waited on the lookup's turns.
+      const solid = lines(withoutKeepAlives(overHttp.body).body);
+      expect(solid).toHaveLength(50_002);
+      expect(solid.at(-1)).toEqual({ cond: 'limited', msg: 'Result limit reached' });
       expect(overHttp.body.length).toBeGreaterThan(5 << 20);
       // Four at once, each stopping to read every 64 KB: the server's writes meet a full socket many times in each.
       // Keep-alive lines (10 ms here) may come wherever the server waited; the rest must be the same bytes.
