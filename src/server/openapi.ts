@@ -90,6 +90,8 @@ const SCHEMAS: Json = {
     description: 'Last line: the search failed after the 200. msg is one of: ' +
       `"${STREAM_MESSAGES.SCAN_TIMEOUT}" (the scan ran past the server's search timeout), ` +
       `"${STREAM_MESSAGES.INTERNAL}" (a scan worker or shard failed; charged only if results were written), ` +
+      `"${STREAM_MESSAGES.DATA_DAMAGED}" (a data file the search read was found damaged meanwhile and taken out of service; ` +
+      'charged only if results were written; the same search again is answered without it), ' +
       `"${STREAM_MESSAGES.SHUTDOWN}" (the server is stopping), "${STREAM_MESSAGES.HTTP10_TOO_LARGE}" (the answer to an HTTP/1.0 ` +
       `request, which is sent whole, reached ${LIMITS.http10AnswerBytesMax} bytes), or a pattern error naming the offending position.`,
   }),
