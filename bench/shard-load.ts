@@ -30,8 +30,8 @@ async function main(): Promise<void> {
   const t1 = performance.now();
   await Promise.all(snap.shards.flatMap((s) => Array.from({ length: threads }, () => new Promise<void>((resolve) => {
     const run = pool.run({
-      kind: 'flex', shard: s.handle(), target: 'rrnames', method: 'regex', pattern: 'zz{9}q',
-      exclude: undefined, typeFilter: 'all', fence: {}, others: [], from: 0, to: -1, want: 1,
+      kind: 'flex', shards: [s.handle()], target: 'rrnames', method: 'regex', pattern: 'zz{9}q',
+      exclude: undefined, typeFilter: 'all', fence: {}, others: [], from: '', to: undefined, want: 1,
     }, (msg: WorkerMessage) => { if (msg.type !== 'batch') resolve(); });
     void run.done;
   }))));

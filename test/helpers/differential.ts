@@ -5,7 +5,7 @@
 
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { cliOk, get, type Server } from './rrscan.js';
+import { cliOk, get, withoutKeepAlives, type Server } from './rrscan.js';
 
 /** Requests in flight at once per comparison: enough to keep both servers busy on two cores. */
 const IN_PARALLEL = 8;
@@ -44,8 +44,8 @@ export interface Difference {
 
 /**
  * Asks `want` and `got` for each path (under /pdns/v2/) and answers the
- * paths whose status, content type or body differ; logs both servers'
- * average time per search.
+ * paths whose status, content type or body (keep-alive lines aside) differ;
+ * logs both servers' average time per search.
  */
 export async function differences(want: Server, got: Server, paths: readonly string[],
   headers: Record<string, string>): Promise<Difference[]> {
@@ -59,7 +59,8 @@ export async function differences(want: Server, got: Server, paths: readonly str
       const b = await get(got, `/pdns/v2/${p}`, headers);
       timing.want += t1 - t0;
       timing.got += performance.now() - t1;
-      const show = (r: typeof a) => `${r.status} ${r.headers['content-type']}\n${r.body}`;
+      // Keep-alives come wherever a tier took long (ClickHouse often does, a loaded machine too), so they are not compared.
+      const show = (r: typeof a) => `${r.status} ${r.headers['content-type']}\n${withoutKeepAlives(r.body).body}`;
       if (show(a) !== show(b)) out.push({ path: p, want: show(a), got: show(b) });
     }));
   }

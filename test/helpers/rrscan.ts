@@ -188,6 +188,17 @@ export const none = { cond: 'succeeded', msg: 'Query completed, no results found
 export const limited = { cond: 'limited', msg: 'Result limit reached' };
 export const body = (...objs: object[]): string => objs.map((o) => JSON.stringify(o) + '\n').join('');
 
+/**
+ * A body with its keep-alive lines taken out, and how many there were (each
+ * exactly `{}`): where they fall depends on how long the server waited, not
+ * on the answer.
+ */
+export function withoutKeepAlives(text: string): { body: string; keepAlives: number } {
+  const all = text.split('\n');
+  const kept = all.filter((l) => l !== '{}');
+  return { body: kept.join('\n'), keepAlives: all.length - kept.length };
+}
+
 /** Parses an NDJSON body into objects (asserting every line ends with \n and none is blank). */
 export function lines(body: string): unknown[] {
   if (body.length > 0 && !body.endsWith('\n')) throw new Error(`body does not end with a newline: ${JSON.stringify(body.slice(-80))}`);

@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LIMITS } from '../../src/config/limits.js';
 import {
   addKey, begin, body, cli, get, ingestNdjson, lines, logLines, memberPids, ok, randomNames, requestsByMember, startServer, tempPaths,
-  type Server,
+  type Server, withoutKeepAlives,
 } from '../helpers/rrscan.js';
 import {
   fingerprint, HAVE_OPENSSL, httpsGet, keepAliveAgent, makeTestPki, OPENSSL_SKIP_REASON, type Pair, type TestPki,
@@ -50,13 +50,6 @@ const hitLine = (i: number) => ({ obj: HITS[i]! });
 const FLEX_BODY = body(begin, ...HIT_NAMES.map((rrname) => ({ obj: { rrname, rrtype: 'A' } })), ok);
 const LOOKUP_BODY = body(begin, hitLine(0), hitLine(1), hitLine(2), ok);
 const PONG = '{"ping":"ok"}\n';
-
-/** A body with its keep-alive lines taken out, and how many there were (each exactly `{}`). */
-function withoutKeepAlives(text: string): { body: string; keepAlives: number } {
-  const all = text.split('\n');
-  const kept = all.filter((l) => l !== '{}');
-  return { body: kept.join('\n'), keepAlives: all.length - kept.length };
-}
 
 function alive(pid: number): boolean {
   try {

@@ -103,6 +103,26 @@ export function everyRecord(from: number, to: number, onRecord: (i: number) => b
   return to;
 }
 
+/**
+ * The first record in [at, to) that `re` matches, searching about `maxBytes`
+ * of the blob at most (whole records, at least one): its index, or, when
+ * none matched within that, -(resume + 1) where resume is the record to go
+ * on from (== to when the range is done). A number, not an object: a
+ * cursor calls this once per match of a dense scan.
+ */
+export function findNext(re: RE2, view: BlobColumns, at: number, to: number, maxBytes: number): number {
+  const { blob, offsets } = view;
+  if (at >= to) return -(to + 1);
+  const limit = offsets[at]! + maxBytes;
+  const end = offsets[to]! <= limit ? to : lowerBound(offsets, limit, at + 1, to);
+  const endByte = offsets[end]!;
+  const start = offsets[at]!;
+  const idx = re.search(blob.subarray(start, endByte));
+  // An empty match at the chunk's very end (after the last `\n`) belongs to no record here.
+  if (idx < 0 || start + idx >= endByte) return -(end + 1);
+  return recordAt(offsets, start + idx, at, end);
+}
+
 /** Test a single record (used for trigram candidates and for exclude). */
 export function recordMatches(re: RE2, view: BlobColumns, i: number): boolean {
   const { offsets } = view;

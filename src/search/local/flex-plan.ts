@@ -1,22 +1,15 @@
 // Planning a flexible search over the local shards: which shards can hold a
-// match at all, and how each is cut into record ranges for the workers.
+// match at all, and how the values are cut into ranges, one scan task each.
 
 import { LIMITS } from '../../config/limits.js';
 import { STREAM_MESSAGES } from '../../errors/catalogue.js';
-import type { TimeFence } from '../../model/filters.js';
+import { isFenced, type TimeFence } from '../../model/filters.js';
 import { ALL, type TrigramQuery } from '../../model/trigram-query.js';
 import type { FlexQuery } from '../../query/flex-query.js';
 import { compilePattern } from '../../query/pattern.js';
-import { blobLength } from '../../shard/blob.js';
-import type { ShardReader } from '../../shard/shard-reader.js';
+import { blobLength, blobRecord } from '../../shard/blob.js';
+import type { FlexColumns, ShardReader } from '../../shard/shard-reader.js';
 import { mayMatch } from '../../shard/trigram-index.js';
-
-/** Records [from, to) of one shard's flex column: one scan task's range. */
-export interface FlexPlanPart {
-  shard: ShardReader;
-  from: number;
-  to: number;
-}
 
 /** What the front end learns from compiling a query's patterns once. */
 export interface FlexPatterns {
@@ -25,8 +18,8 @@ export interface FlexPatterns {
   /**
    * The pattern gives the trigram index something to work with. Such a
    * search is not split into ranges: each range's task would evaluate the
-   * same posting lists of the whole shard again (the selective class cost a
-   * third more at 10 M names).
+   * same posting lists again (the selective class cost a third more at 10 M
+   * names when shards were split so).
    */
   indexable: boolean;
   /** The pattern's trigram query, for pruning shards that cannot match. */
@@ -45,48 +38,75 @@ export function compileFlex(q: FlexQuery): FlexPatterns {
   }
 }
 
+/** Values [from, to) of a search: one scan task's range (to undefined = the end). */
+export interface FlexRange {
+  from: string;
+  to: string | undefined;
+}
+
 /** Where a flexible search runs. */
 export interface FlexPlanShape {
-  /** One list of ranges per shard to scan, in shard order. */
-  parts: FlexPlanPart[][];
+  /** Value ranges in ascending order that together cover every value: one scan task each, over every scanned shard. */
+  ranges: FlexRange[];
+  /** The shards to scan, in shard order. */
+  scanned: ShardReader[];
   /**
-   * Every shard that may hold a matching value (its trigrams allow it),
-   * scanned or not: a fenced search judges a value's times over all of them.
+   * Shards that may hold a matching value (their trigrams allow it) but are
+   * not scanned (their times lie outside the fence): a fenced search judges
+   * a value's times over them too.
    */
-  candidates: ShardReader[];
+  others: ShardReader[];
 }
 
 /**
- * Prunes the shards that cannot contribute a result and cuts the rest into
- * ranges. A shard whose whole time range lies outside a lastAfter or
- * firstBefore fence is not scanned: a value only it holds fails the fence,
- * and a value others hold too is found, and judged with this shard's times,
- * through them.
+ * Prunes the shards that cannot contribute a result and cuts the values into
+ * ranges, one per thread, when the pattern needs a full scan. A shard whose
+ * whole time range lies outside a lastAfter or firstBefore fence is not
+ * scanned: a value only it holds fails the fence, and a value others hold
+ * too is found, and judged with this shard's times, through them.
  */
 export function planFlex(q: FlexQuery, patterns: FlexPatterns, fence: TimeFence, shards: readonly ShardReader[],
   threads: number): FlexPlanShape {
-  const candidates: ShardReader[] = [];
-  const parts: FlexPlanPart[][] = [];
+  const scanned: ShardReader[] = [];
+  const others: ShardReader[] = [];
   for (const shard of shards) {
-    const cols = q.target === 'rrnames' ? shard.flexNames : shard.flexRdata;
-    const records = blobLength(cols);
-    if (records === 0) continue;
-    // A shard whose index lacks a trigram the pattern needs gets no task:
+    const cols = columnsOf(q, shard);
+    if (blobLength(cols) === 0) continue;
+    // A shard whose index lacks a trigram the pattern needs is not scanned:
     // at 10 M names the selective class touched one shard of three.
     if (patterns.indexable && !mayMatch(cols.trigrams, patterns.trigrams)) continue;
-    candidates.push(shard);
-    if (fence.lastAfter !== undefined && shard.timeMax <= fence.lastAfter) continue;
-    if (fence.firstBefore !== undefined && shard.timeMin >= fence.firstBefore) continue;
-    parts.push(rangesOf(shard, records, patterns.indexable ? 1 : threads));
+    const outside = (fence.lastAfter !== undefined && shard.timeMax <= fence.lastAfter) ||
+      (fence.firstBefore !== undefined && shard.timeMin >= fence.firstBefore);
+    (outside ? others : scanned).push(shard);
   }
-  return { parts, candidates };
+  // A pattern the index narrows reads few records: one task, and the
+  // candidate lists are evaluated once. A full scan is cut by value into a
+  // range per thread.
+  const ranges = patterns.indexable ? [{ from: '', to: undefined }] : rangesOf(q, scanned, threads);
+  return { ranges, scanned, others: isFenced(fence) ? others : [] };
 }
 
-/** A shard's records cut into at most `parts` ranges of at least LIMITS.scanSplitRecordsMin records. */
-function rangesOf(shard: ShardReader, records: number, parts: number): FlexPlanPart[] {
-  const n = Math.max(1, Math.min(parts, Math.floor(records / LIMITS.scanSplitRecordsMin)));
-  const step = Math.ceil(records / n);
-  const list: FlexPlanPart[] = [];
-  for (let from = 0; from < records; from += step) list.push({ shard, from, to: Math.min(records, from + step) });
-  return list;
+const columnsOf = (q: FlexQuery, s: ShardReader) => (q.target === 'rrnames' ? s.flexNames : s.flexRdata);
+
+/**
+ * At most `parts` value ranges of about equal size, cut at values of the
+ * largest scanned shard (values spread alike over shards that compaction
+ * cut by range or that ingest filled in time), each of at least
+ * LIMITS.scanSplitRecordsMin records of it.
+ */
+function rangesOf(q: FlexQuery, shards: readonly ShardReader[], parts: number): FlexRange[] {
+  let biggest: FlexColumns | undefined;
+  let records = 0;
+  for (const s of shards) {
+    const cols = columnsOf(q, s);
+    records += blobLength(cols);
+    if (biggest === undefined || blobLength(cols) > blobLength(biggest)) biggest = cols;
+  }
+  const n = biggest === undefined ? 1 : Math.max(1, Math.min(parts, Math.floor(records / LIMITS.scanSplitRecordsMin)));
+  const cuts: string[] = [''];
+  for (let k = 1; k < n; k++) {
+    const cut = blobRecord(biggest!, Math.floor((blobLength(biggest!) * k) / n));
+    if (cut > cuts.at(-1)!) cuts.push(cut);
+  }
+  return cuts.map((from, i) => ({ from, to: cuts[i + 1] }));
 }

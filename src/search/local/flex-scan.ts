@@ -1,34 +1,54 @@
 // One flexible-search scan task, as a scan worker runs it (workers/scan.ts):
-// one shard, or a record range of it, streaming unique matches back over the
-// task's MessagePort.
+// every shard the search scans, over one range of values [from, to),
+// streaming the unique matches back in value order over the task's
+// MessagePort.
+//
+// Why one task over many shards: a task per shard cost the front end a
+// dispatch, a message channel and a merge input per shard (about 180 us a
+// shard at 25 shards), so a search's fixed cost grew with the data's shard
+// count. Here a task holds one cursor per shard and merges them itself: a
+// shard costs a cache lookup, two binary searches for its range and, for a
+// pattern the trigram index can narrow, its candidate list. Values several
+// shards hold are one result whose rrtypes are the union of theirs, judged
+// by a time fence on their times over every shard.
 //
 // Roles (ripgrep's split): the matcher is the compiled RE2 (src/query), the
-// searcher drives the blob through it (blob-searcher.ts, or the trigram
-// index's candidates), and this class is the sink: it filters each matching
-// record by exclude, rrtype and time fence, batches the survivors, waits for
-// credits (scan-protocol.ts), and tells the searcher to stop once it has
-// `want` of them, its turn is over, or the task is cancelled.
+// searcher drives each shard's blob through it (blob-searcher.ts findNext, or
+// the trigram index's candidates: a Cursor), and this class is the sink: it
+// merges the cursors, filters each value by exclude, rrtype and time fence,
+// batches the survivors, waits for credits (scan-protocol.ts), and stops
+// once it has `want` of them, its turn is over, or the task is cancelled.
 
 import { BroadcastChannel } from 'node:worker_threads';
 import type RE2 from 're2';
 import { LIMITS } from '../../config/limits.js';
 import { failIf, fault } from '../../lib/faults.js';
+import { lowerBound } from '../../lib/lower-bound.js';
 import { inFence, isFenced, keepType } from '../../model/filters.js';
+import { minNonZero } from '../../model/sighting.js';
 import { compilePattern } from '../../query/pattern.js';
-import { blobRecord, blobLength } from '../../shard/blob.js';
+import { blobLength, blobLowerBound, blobRecord } from '../../shard/blob.js';
 import { ShardReader, type FlexColumns, type ShardHandle } from '../../shard/shard-reader.js';
 import { candidates } from '../../shard/trigram-index.js';
-import { everyRecord, makeMatcher, recordMatches, scanRecords } from './blob-searcher.js';
+import { findNext, makeMatcher, recordMatches } from './blob-searcher.js';
 import { BatchBuilder } from './flex-batch.js';
 import {
   CONTROL_CANCEL, CONTROL_CREDITS, RETIRED_SHARDS_CHANNEL, type FlexTask, type TaskTime, type WorkerMessage,
 } from './scan-protocol.js';
 import { TupleTimes } from './tuple-times.js';
 
-/** First slice of a blob scan, in records (~50 KB of names); later slices follow the measured speed. */
-const sliceRecordsFirst = 1_024;
-/** Smallest slice: one record can be a 64 KB rdata, and per-slice overhead must stay small. */
-const sliceRecordsMin = 16;
+/**
+ * Bytes of blob a cursor searches per step before the task checks its turn
+ * and the cancel flag: at first, and at most and least. A step's size
+ * follows the measured speed toward LIMITS.scanSliceMs (cut in proportion
+ * when a step ran long, doubled when one ran short), since a pattern can
+ * make RE2 crawl.
+ */
+const STEP_BYTES_FIRST = 64 << 10;
+const STEP_BYTES_MAX = 1 << 20;
+const STEP_BYTES_MIN = 256;
+/** Values merged between two checks of the clock (turn, staleness) when nothing else checks it. */
+const VALUES_PER_CHECK = 256;
 
 interface Compiled {
   re: RE2;
@@ -78,6 +98,8 @@ export class WorkerCache {
   }
 }
 
+const EMPTY = new Uint32Array(0);
+
 const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).toUpperCase().padStart(2, '0'));
 function hex(bytes: Uint8Array): string {
   let s = '';
@@ -85,18 +107,101 @@ function hex(bytes: Uint8Array): string {
   return s;
 }
 
+/** One scanned shard's matching records in [from, to), in order, found as they are needed. */
+class Cursor {
+  /** The current match (a record index), or -1 while there is none (not found yet, or none left). */
+  head = -1;
+  /** The current match's value. */
+  key = '';
+  /** No match is left. */
+  exhausted = false;
+  /** Scans: the next record to search. Candidates: the next candidate to test. */
+  private at: number;
+  private stepBytes = STEP_BYTES_FIRST;
+
+  constructor(readonly shard: ShardReader, readonly cols: FlexColumns, from: number, private readonly to: number,
+    private readonly main: Compiled, private readonly cand: Uint32Array | 'scan') {
+    this.at = cand === 'scan' ? from : lowerBound(cand, from);
+  }
+
+  /**
+   * Moves to the next match: true once there (or exhausted); false when it
+   * searched a step's bytes (or VALUES_PER_CHECK candidates) without one and
+   * the task should look at the clock before asking again.
+   */
+  advance(): boolean {
+    const { cols, to, main, cand } = this;
+    this.head = -1;
+    if (cand !== 'scan') {
+      for (let n = 0; this.at < cand.length && cand[this.at]! < to; n++) {
+        if (n >= VALUES_PER_CHECK) return false;
+        const i = cand[this.at++]!;
+        if (recordMatches(main.re, cols, i)) return this.found(i);
+      }
+      return this.done();
+    }
+    if (this.at >= to) return this.done();
+    if (main.everyRecord) return this.found(this.at++);
+    const t0 = performance.now();
+    const r = findNext(main.re, cols, this.at, to, this.stepBytes);
+    const ms = performance.now() - t0;
+    if (ms > LIMITS.scanSliceMs) this.stepBytes = Math.max(STEP_BYTES_MIN, Math.floor((this.stepBytes * LIMITS.scanSliceMs) / ms));
+    else if (r < 0 && ms < LIMITS.scanSliceMs / 4) this.stepBytes = Math.min(STEP_BYTES_MAX, this.stepBytes << 1);
+    if (r >= 0) {
+      this.at = r + 1;
+      return this.found(r);
+    }
+    this.at = -r - 1;
+    return this.at >= to ? this.done() : false;
+  }
+
+  /**
+   * The smallest value this cursor has not finished with: its match (or, if
+   * that value was taken already, just above it), else the next record it
+   * would look at; undefined when exhausted. Records are printable ASCII, so
+   * value + NUL sorts right after value and before anything else.
+   */
+  frontier(taken: string | undefined): string | undefined {
+    if (this.exhausted) return undefined;
+    if (this.head >= 0) return this.key === taken ? `${taken}\u0000` : this.key;
+    const next = this.cand === 'scan' ? this.at : this.at < this.cand.length ? this.cand[this.at]! : this.to;
+    return next < this.to ? blobRecord(this.cols, next) : undefined;
+  }
+
+  private found(i: number): true {
+    this.head = i;
+    this.key = blobRecord(this.cols, i);
+    return true;
+  }
+
+  private done(): true {
+    this.exhausted = true;
+    return true;
+  }
+}
+
+/** The (rrtype, times, link) entries of one value over the cursors that hold it, united by rrtype. */
+interface ValueEntry {
+  type: number;
+  first: number;
+  last: number;
+  /** The shard and link (flex rdata: its Rdata row) of the first holder, for raw_rdata. */
+  shard: ShardReader;
+  link: number;
+}
+
 export class FlexScan {
   private readonly control: Int32Array;
-  private readonly shard: ShardReader;
-  private readonly cols: FlexColumns;
+  private readonly cursors: Cursor[];
   private readonly main: Compiled;
   private readonly exclude: RE2 | undefined;
-  /** The other shards' times of each tuple, when a fence needs them. */
+  /** The unscanned candidate shards' times of each tuple, when a fence needs them. */
   private readonly tuples: TupleTimes | undefined;
   private readonly batch = new BatchBuilder();
-  private readonly from: number;
-  private readonly to: number;
+  private readonly entries: ValueEntry[] = [];
   private matched = 0;
+  /** The last value taken (sent, or filtered out). */
+  private taken: string | undefined;
   private lastFlush = performance.now();
   /**
    * Set when no credit came in time: the batch in hand still goes out (one
@@ -108,16 +213,23 @@ export class FlexScan {
   /** Time spent in Atomics.wait for credits (a slow reader), reported in `end` (scan-protocol.ts TaskTime). */
   private creditWaitMs = 0;
   private turnOver = false;
+  private readonly turnEnd: number;
 
   constructor(private readonly task: FlexTask, cache: WorkerCache) {
     this.control = new Int32Array(task.control);
-    this.shard = cache.shard(task.shard);
-    this.cols = this.columnsOf(this.shard);
-    const records = blobLength(this.cols);
-    this.from = Math.max(0, task.from);
-    this.to = task.to < 0 ? records : Math.min(task.to, records);
     this.main = cache.pattern(task.method, task.pattern);
     this.exclude = task.exclude !== undefined ? cache.pattern(task.method, task.exclude).re : undefined;
+    this.turnEnd = this.started + task.turnMs;
+    this.cursors = task.shards.map((h) => {
+      const shard = cache.shard(h);
+      const cols = this.columnsOf(shard);
+      const records = blobLength(cols);
+      const from = blobLowerBound(cols, task.from);
+      const to = task.to === undefined ? records : blobLowerBound(cols, task.to, from);
+      const cand = from >= to ? EMPTY : candidates(cols.trigrams, this.main.trigrams, records,
+        Math.floor(records * LIMITS.trigramCandidateFractionMax));
+      return new Cursor(shard, cols, from, to, this.main, cand);
+    });
     this.tuples = isFenced(task.fence) && task.others.length > 0
       ? new TupleTimes(task.others.map((h) => this.columnsOf(cache.shard(h)))) : undefined;
   }
@@ -129,17 +241,116 @@ export class FlexScan {
   /** Runs the task to its `end` (or `error`) message; the port is closed afterwards. */
   run(): void {
     try {
-      const records = blobLength(this.cols);
-      const cand = candidates(this.cols.trigrams, this.main.trigrams, records, Math.floor(records * LIMITS.trigramCandidateFractionMax));
-      const resumeAt = cand === 'scan' ? this.scanSlices() : this.scanCandidates(cand);
+      this.merge();
       this.flush();
-      this.post({ type: 'end', cancelled: this.cancelled(), ...(resumeAt !== undefined ? { resumeAt } : {}), time: this.time() });
+      const resumeFrom = this.cancelled() ? undefined : this.resumeFrom();
+      this.post({ type: 'end', cancelled: this.cancelled(), ...(resumeFrom !== undefined ? { resumeFrom } : {}), time: this.time() });
     } catch (err) {
       const e = err as { code?: string; message?: string };
       this.post({ type: 'error', code: e.code ?? 'INTERNAL', message: e.message ?? String(err), time: this.time() });
     } finally {
       this.task.port.close();
     }
+  }
+
+  /**
+   * Where the rest of the range starts, when the task stopped before its
+   * end (paused for credits, its turn over, its `want` found): the smallest
+   * value some cursor has not finished with. Every value below it has been
+   * sent or filtered out, so the next task starts there and sends nothing twice.
+   */
+  private resumeFrom(): string | undefined {
+    let min: string | undefined;
+    for (const c of this.cursors) {
+      const f = c.frontier(this.taken);
+      if (f !== undefined && (min === undefined || f < min)) min = f;
+    }
+    return min;
+  }
+
+  /** Merges the cursors' matches in value order until done, `want` values, a pause, the turn's end or a cancel. */
+  private merge(): void {
+    for (const c of this.cursors) {
+      while (!c.advance()) if (this.mustStop()) return;
+    }
+    const live = this.cursors.filter((c) => !c.exhausted);
+    for (let n = 1; live.length > 0; n++) {
+      if (this.matched >= this.task.want || this.paused || this.cancelled()) return;
+      if ((n & (VALUES_PER_CHECK - 1)) === 0 && this.mustStop()) return;
+      // The smallest key; a linear pass: the shards one search scans are a few dozen at most.
+      let min = live[0]!.key;
+      for (let i = 1; i < live.length; i++) if (live[i]!.key < min) min = live[i]!.key;
+      const holders = live.filter((c) => c.key === min);
+      this.take(min, holders);
+      for (const c of holders) {
+        while (!c.advance()) if (this.mustStop()) return;
+      }
+      for (let i = live.length - 1; i >= 0; i--) if (live[i]!.exhausted) live.splice(i, 1);
+    }
+  }
+
+  /**
+   * Whether the task must stop now: cancelled, paused, or its turn over
+   * (scan-protocol.ts) once it has got somewhere (its resume point is past
+   * where it started, so a task too short for one step still advances).
+   * Also sends a batch that has waited too long.
+   */
+  private mustStop(): boolean {
+    if (this.cancelled() || this.paused) return true;
+    const now = performance.now();
+    if (this.batch.values > 0 && now - this.lastFlush > LIMITS.scanFlushStaleMs) this.flush();
+    if (this.paused) return true;
+    if (now < this.turnEnd) return false;
+    const from = this.resumeFrom();
+    if (from !== undefined && from <= this.task.from) return false;
+    this.turnOver = true;
+    return true;
+  }
+
+  /** One value: the holders' entries united by rrtype, filtered, rendered; counted when a line survives. */
+  private take(value: string, holders: readonly Cursor[]): void {
+    this.taken = value;
+    if (this.exclude && recordMatches(this.exclude, holders[0]!.cols, holders[0]!.head)) return;
+    const entries = this.entriesOf(holders);
+    this.tuples?.seek(value);
+    this.batch.beginValue(value);
+    for (const e of entries) {
+      if (!keepType(this.task.typeFilter, e.type) || !this.inFence(e)) continue;
+      if (this.task.target === 'rrnames') this.batch.nameLine(e.type);
+      else this.batch.rdataLine(e.type, hex(e.shard.rdataWire(e.link)));
+    }
+    if (!this.batch.endValue(value)) return;
+    this.matched++;
+    if (this.batch.values >= LIMITS.batchItemsMax || this.batch.bytes >= LIMITS.writeChunkBytes) this.flush();
+  }
+
+  /** The holders' entries, one per rrtype (ascending), times united over them (earliest first, latest last). */
+  private entriesOf(holders: readonly Cursor[]): ValueEntry[] {
+    const out = this.entries;
+    out.length = 0;
+    for (const c of holders) {
+      const cols = c.cols;
+      for (let e = cols.entryStarts[c.head]!; e < cols.entryStarts[c.head + 1]!; e++) {
+        const type = cols.entryType[e]!;
+        const first = cols.entryFirst[e]!;
+        const last = cols.entryLast[e]!;
+        const same = out.find((x) => x.type === type);
+        if (same === undefined) out.push({ type, first, last, shard: c.shard, link: cols.link[e]! });
+        else {
+          same.first = minNonZero(same.first, first);
+          same.last = Math.max(same.last, last);
+        }
+      }
+    }
+    if (holders.length > 1) out.sort((a, b) => a.type - b.type);
+    return out;
+  }
+
+  /** The fence on a tuple, with its times over the unscanned candidate shards too when a fence needs them. */
+  private inFence(e: ValueEntry): boolean {
+    if (this.tuples === undefined) return inFence(e.first, e.last, this.task.fence);
+    this.tuples.widen(e.type, e.first, e.last);
+    return inFence(this.tuples.first, this.tuples.last, this.task.fence);
   }
 
   private time(): TaskTime {
@@ -154,11 +365,6 @@ export class FlexScan {
 
   private cancelled(): boolean {
     return Atomics.load(this.control, CONTROL_CANCEL) !== 0;
-  }
-
-  /** A partial batch older than LIMITS.scanFlushStaleMs goes out, so a slow, selective scan streams promptly. */
-  private stale(): boolean {
-    return this.batch.values > 0 && performance.now() - this.lastFlush > LIMITS.scanFlushStaleMs;
   }
 
   /** Posts the batch once a credit is there (the socket side returns one per batch written), or pauses. */
@@ -185,79 +391,5 @@ export class FlexScan {
     Atomics.sub(ctl, CONTROL_CREDITS, 1);
     this.post({ type: 'batch', batch: this.batch.take() });
     this.lastFlush = performance.now();
-  }
-
-  /** Takes a record the pattern matched; false stops the scan. */
-  private readonly onRecord = (i: number): boolean => {
-    const cols = this.cols;
-    if (this.exclude && recordMatches(this.exclude, cols, i)) return true;
-    const value = blobRecord(cols, i);
-    this.tuples?.seek(value);
-    this.batch.beginValue(value);
-    for (let e = cols.entryStarts[i]!; e < cols.entryStarts[i + 1]!; e++) {
-      const t = cols.entryType[e]!;
-      if (!keepType(this.task.typeFilter, t) || !this.inFence(t, e)) continue;
-      if (this.task.target === 'rrnames') this.batch.nameLine(t);
-      else this.batch.rdataLine(t, hex(this.shard.rdataWire(cols.link[e]!)));
-    }
-    if (!this.batch.endValue(value)) return true;
-    this.matched++;
-    if (this.batch.values >= LIMITS.batchItemsMax || this.batch.bytes >= LIMITS.writeChunkBytes) this.flush();
-    return this.matched < this.task.want && !this.cancelled() && !this.paused;
-  };
-
-  /** The fence on entry e's tuple, with its times over every shard when others may hold it. */
-  private inFence(t: number, e: number): boolean {
-    const cols = this.cols;
-    if (this.tuples === undefined) return inFence(cols.entryFirst[e]!, cols.entryLast[e]!, this.task.fence);
-    this.tuples.widen(t, cols.entryFirst[e]!, cols.entryLast[e]!);
-    return inFence(this.tuples.first, this.tuples.last, this.task.fence);
-  }
-
-  /** Verifies the trigram index's candidates (ascending record ids) inside [from, to); returns where to resume. */
-  private scanCandidates(cand: Uint32Array): number | undefined {
-    for (let k = 0; k < cand.length; k++) {
-      const i = cand[k]!;
-      if (i < this.from) continue;
-      if (i >= this.to || this.cancelled()) return undefined;
-      if (recordMatches(this.main.re, this.cols, i) && !this.onRecord(i)) {
-        // Paused, or this task's share of the answer is found: the front
-        // end runs the rest of the range if the merge turns out to need it.
-        return (this.paused || this.matched >= this.task.want) && !this.cancelled() && i + 1 < this.to ? i + 1 : undefined;
-      }
-      if ((k & 1023) === 0 && this.stale()) {
-        this.flush();
-        if (this.paused) return i + 1;
-      }
-    }
-    return undefined;
-  }
-
-  /**
-   * Scans the blob in slices of about LIMITS.scanSliceMs, so that the cancel
-   * flag is seen that often however slow the pattern makes RE2. The slice
-   * size follows the measured speed: it halves (or more) when a slice ran
-   * long and at most doubles when it ran short. A task that used up its turn
-   * ends and its rest queues behind the tasks waiting for a worker
-   * (LIMITS.scanTurnMs): pools are shared. Returns where to resume.
-   */
-  private scanSlices(): number | undefined {
-    const shouldStop = () => this.cancelled() || this.stale();
-    let at = this.from;
-    let slice = sliceRecordsFirst;
-    const turnEnd = performance.now() + this.task.turnMs;
-    let turnOver = false;
-    while (at < this.to && this.matched < this.task.want && !this.cancelled() && !this.paused && !turnOver) {
-      const t0 = performance.now();
-      const end = Math.min(this.to, at + slice);
-      at = this.main.everyRecord ? everyRecord(at, end, this.onRecord, shouldStop)
-        : scanRecords(this.main.re, this.cols, at, end, this.onRecord, shouldStop);
-      const ms = performance.now() - t0;
-      slice = Math.max(sliceRecordsMin, Math.min(slice * 2, Math.floor(slice * LIMITS.scanSliceMs / Math.max(ms, 0.001))));
-      if (this.stale()) this.flush();
-      turnOver = performance.now() >= turnEnd;
-    }
-    this.turnOver = turnOver && at < this.to && !this.cancelled();
-    return (this.paused || turnOver || this.matched >= this.task.want) && !this.cancelled() && at < this.to ? at : undefined;
   }
 }

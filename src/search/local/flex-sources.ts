@@ -1,26 +1,27 @@
-// Flexible search over the local shards: one sorted source per shard, fed by
-// scan tasks on the worker pool (scan-pool.ts, workers/scan.ts).
-//
-// A shard whose pattern has no usable trigrams is split into record ranges
-// (parts), one task each; a shard's parts are read in order, so the shard is
-// still one sorted stream. Each task stops after `want` unique matches
-// (offset + limit + 1: the +1 tells `limited` from `succeeded`).
+// Flexible search over the local shards: ONE sorted source, fed by scan
+// tasks on the worker pool (scan-pool.ts, workers/scan.ts). Each task scans
+// every scanned shard over one range of values and merges them itself
+// (flex-scan.ts), and the ranges (parts) come in value order, so the source
+// reads its parts one after the other: the front end merges nothing, and a
+// search costs it the same whatever the number of shards. Each task stops
+// after `want` unique matches (offset + limit + 1: the +1 tells `limited`
+// from `succeeded`).
 //
 // Pauses: a worker left without credits for a moment ends its task with
-// `resumeAt` (scan-protocol.ts), because the merge may be waiting for a
-// shard whose task is queued behind it; so does a first task that found its
-// shard's share of the answer (firstWant below). The part runs on as a new
-// task from resumeAt once the merge has nearly drained what the part holds,
-// so at most one batch beyond the credits is ever buffered per part.
+// `resumeFrom` (scan-protocol.ts), giving its thread back; so does a first
+// task that found its range's share of the answer (firstWant below), or ran
+// out of its turn. The part runs on as a new task from resumeFrom once the
+// source has nearly drained what the part holds, so at most one batch beyond
+// the credits is ever buffered per part.
 
 import { LIMITS } from '../../config/limits.js';
 import { STREAM_MESSAGES } from '../../errors/catalogue.js';
-import { isFenced, type TimeFence } from '../../model/filters.js';
+import type { TimeFence } from '../../model/filters.js';
 import type { FlexQuery } from '../../query/flex-query.js';
 import { END, HAS, WAIT, type FlexSource, type OpenSources, type SourceEvents, type SourceState } from '../sources.js';
 import { batchTypes, valueLines } from './flex-batch.js';
 import type { ShardHandle, ShardReader } from '../../shard/shard-reader.js';
-import type { FlexPlanPart, FlexPlanShape } from './flex-plan.js';
+import type { FlexPlanShape, FlexRange } from './flex-plan.js';
 import type { RunningScan, ScanPool } from './scan-pool.js';
 import { INITIAL_CREDITS, type FlexBatch, type WorkerMessage } from './scan-protocol.js';
 
@@ -28,8 +29,9 @@ import { INITIAL_CREDITS, type FlexBatch, type WorkerMessage } from './scan-prot
 interface SearchTasks {
   q: FlexQuery;
   fence: TimeFence;
-  /** Shards that may hold a matching value, when the fence needs their times; else empty. */
-  candidates: readonly ShardReader[];
+  shards: ShardHandle[];
+  /** Unscanned shards that may hold a matching value, when the fence needs their times; else empty. */
+  others: ShardHandle[];
   pool: ScanPool;
   events: SourceEvents;
   /** Unique values the whole answer needs (offset + limit + 1). */
@@ -39,7 +41,7 @@ interface SearchTasks {
   credits: number;
 }
 
-/** One record range of a shard and the batches its tasks have sent. */
+/** One range of values and the batches its tasks have sent. */
 class Part {
   readonly batches: FlexBatch[] = [];
   /** Index of the current value in batches[0]. */
@@ -49,18 +51,16 @@ class Part {
   /** Values received from this part's tasks; a resumed task wants the rest. */
   private received = 0;
   /** Where the paused task stopped, until the next task starts there. */
-  private resumeAt: number | undefined;
+  private resumeFrom: string | undefined;
   private closed = false;
 
-  constructor(private readonly range: FlexPlanPart, private readonly t: SearchTasks) {}
+  constructor(private readonly range: FlexRange, private readonly t: SearchTasks) {}
 
   start(from = this.range.from, want = this.t.firstWant): void {
     const { q, pool } = this.t;
-    const own = this.range.shard;
     this.scan = pool.run({
-      kind: 'flex', shard: handleOf(own), target: q.target, method: q.method, pattern: q.pattern, exclude: q.exclude,
-      typeFilter: q.typeFilter, fence: this.t.fence, others: this.t.candidates.filter((s) => s !== own).map(handleOf),
-      from, to: this.range.to, want,
+      kind: 'flex', shards: this.t.shards, target: q.target, method: q.method, pattern: q.pattern, exclude: q.exclude,
+      typeFilter: q.typeFilter, fence: this.t.fence, others: this.t.others, from, to: this.range.to, want,
     }, (m) => this.onMessage(m), this.t.credits);
   }
 
@@ -71,8 +71,8 @@ class Part {
       this.received += m.batch.keys.length;
     } else if (m.type === 'end') {
       this.scan = undefined;
-      if (m.resumeAt !== undefined && !m.cancelled && this.received < this.t.want) {
-        this.resumeAt = m.resumeAt;
+      if (m.resumeFrom !== undefined && !m.cancelled && this.received < this.t.want) {
+        this.resumeFrom = m.resumeFrom;
         this.resume();
       } else {
         this.finished = true;
@@ -88,9 +88,9 @@ class Part {
 
   /** Starts the rest of a paused part once at most one of its batches is left to merge. */
   private resume(): void {
-    if (this.closed || this.resumeAt === undefined || this.batches.length > 1) return;
-    const from = this.resumeAt;
-    this.resumeAt = undefined;
+    if (this.closed || this.resumeFrom === undefined || this.batches.length > 1) return;
+    const from = this.resumeFrom;
+    this.resumeFrom = undefined;
     this.start(from, this.t.want - this.received);
   }
 
@@ -123,8 +123,8 @@ class Part {
   }
 }
 
-/** One shard: its parts, read in order. */
-class ShardSource implements FlexSource {
+/** The search's values: its parts, read in order. */
+class RangesSource implements FlexSource {
   private current = 0;
 
   constructor(readonly parts: Part[]) {}
@@ -173,19 +173,17 @@ class ShardSource implements FlexSource {
 
 /**
  * Credits cover a whole default-limit answer, so such a task never waits for
- * the merge (which waits for a head from EVERY shard, some queued behind this
- * task). Larger answers keep INITIAL_CREDITS and pause when the reader is
- * slow: what a stalled stream holds is credits x batch per part, and 12
+ * the reader. Larger answers keep INITIAL_CREDITS and pause when the reader
+ * is slow: what a stalled stream holds is credits x batch per part, and 12
  * batches per part measured 5 MB per slow reader.
- * A first task asks for its shard's fair share of the answer, with room to
- * spare, not all of it: the merge takes about want / shards from each shard,
- * and a task that produced all `want` items delayed the tasks of the other
- * shards queued behind it (the merge needs all their heads). A part that
- * delivered its share and is drained by the merge runs on from where it
- * stopped (resumeAt), so nothing is lost.
+ * A first task asks for its range's fair share of the answer, with room to
+ * spare, not all of it: a later range's task that produced all `want` items
+ * would hold its thread for values the answer may never reach. A part that
+ * delivered its share and is drained runs on from where it stopped
+ * (resumeFrom), so nothing is lost.
  */
-function sharesOf(want: number, shards: number): { firstWant: number; credits: number } {
-  const firstWant = Math.min(want, Math.max(LIMITS.batchItemsMax, Math.ceil((want * 3) / (2 * Math.max(1, shards)))));
+function sharesOf(want: number, ranges: number): { firstWant: number; credits: number } {
+  const firstWant = Math.min(want, Math.max(LIMITS.batchItemsMax, Math.ceil((want * 3) / (2 * Math.max(1, ranges)))));
   const credits = want > LIMITS.resultsDefault + 1 ? INITIAL_CREDITS
     : Math.min(LIMITS.scanCreditsMax, Math.max(INITIAL_CREDITS, Math.ceil(want / LIMITS.batchItemsMax) + 1));
   return { firstWant, credits };
@@ -194,24 +192,23 @@ function sharesOf(want: number, shards: number): { firstWant: number; credits: n
 const handleOf = (s: ShardReader): ShardHandle => s.handle();
 
 /**
- * Starts the scans of a plan and returns one source per scanned shard.
- * `idle` runs once every task has ended after close(): the shards' lease ends there.
+ * Starts the scans of a plan, one task per range, and returns the one
+ * source that reads them in order. `idle` runs once every task has ended
+ * after close(): the shards' lease ends there.
  */
 export function openFlexSources(plan: FlexPlanShape, q: FlexQuery, fence: TimeFence, want: number, pool: ScanPool,
   events: SourceEvents, idle: () => void): OpenSources<FlexSource> {
-  const candidates = isFenced(fence) ? plan.candidates : [];
-  const t: SearchTasks = { q, fence, candidates, pool, events, want, ...sharesOf(want, plan.parts.length) };
-  const sources = plan.parts.map((ranges) => new ShardSource(ranges.map((r) => new Part(r, t))));
-  // First parts of every shard before any later part: the merge needs a head
-  // from every shard before it can emit, while a shard's later parts are read
-  // only after its first, so on a busy pool they would hold threads the first
-  // parts are queued behind.
-  const depth = Math.max(0, ...sources.map((s) => s.parts.length));
-  for (let k = 0; k < depth; k++) for (const s of sources) s.parts[k]?.start();
+  if (plan.scanned.length === 0) return { sources: [], close: idle };
+  const t: SearchTasks = {
+    q, fence, shards: plan.scanned.map(handleOf), others: plan.others.map(handleOf), pool, events, want,
+    ...sharesOf(want, plan.ranges.length),
+  };
+  const parts = plan.ranges.map((r) => new Part(r, t));
+  for (const p of parts) p.start();
   return {
-    sources,
+    sources: [new RangesSource(parts)],
     close: () => {
-      void Promise.allSettled(sources.flatMap((s) => s.parts.map((p) => p.close()))).then(idle);
+      void Promise.allSettled(parts.map((p) => p.close())).then(idle);
     },
   };
 }

@@ -76,7 +76,7 @@ export class LocalBackend implements SearchBackend {
   private flexPlan(q: FlexQuery, eff: Effective, patterns: ReturnType<typeof compileFlex>): FlexPlan {
     const snapshot = this.shards.current();
     const plan = planFlex(q, patterns, eff.fence, snapshot.shards, this.pool.threads);
-    if (this.pool.wouldOverflow(plan.parts.reduce((n, p) => n + p.length, 0))) throw new ApiError('OVERLOADED');
+    if (this.pool.wouldOverflow(plan.ranges.length)) throw new ApiError('OVERLOADED');
     const want = eff.offset + eff.limit + 1;
     const lease = this.lease();
     return {

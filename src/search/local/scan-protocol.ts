@@ -8,11 +8,10 @@
 // credit when it has written a batch to the socket. A slow reader therefore
 // stops the scan instead of piling batches up in memory. A worker that gets
 // no credit within LIMITS.scanCreditWaitMs posts the batch in hand and ends
-// the task with `resumeAt`, giving its thread back: the merge may be waiting
-// for a shard whose task is queued behind this one (more shards than
-// threads deadlocked here until the scan timeout), and a slow client must
-// not hold a thread. The front end runs the rest, [resumeAt, to), as a new
-// task once it has drained what it holds. Setting cancel stops the scan at
+// the task with `resumeFrom`, giving its thread back: a slow client must not
+// hold a thread that other searches are queued for. The front end runs the
+// rest, values [resumeFrom, to), as a new task once it has drained what it
+// holds. Setting cancel stops the scan at
 // its next check (every LIMITS.scanSliceMs of scanning).
 
 import type { MessagePort } from 'node:worker_threads';
@@ -34,7 +33,8 @@ export const INITIAL_CREDITS = 4;
 
 export interface FlexTask {
   kind: 'flex';
-  shard: ShardHandle;
+  /** The shards to scan, in shard order: one cursor each, merged by value (flex-scan.ts). */
+  shards: ShardHandle[];
   target: 'rrnames' | 'rdata';
   method: 'regex' | 'glob';
   pattern: string;
@@ -42,17 +42,18 @@ export interface FlexTask {
   typeFilter: TypeFilter;
   fence: TimeFence;
   /**
-   * The other shards that may hold the same values (the pattern may match
-   * there): a fenced search judges each (value, rrtype) on its times over all
-   * of them (tuple-times.ts). Empty when the search has no fence.
+   * Shards that may hold matching values but are not scanned (their times
+   * lie outside the fence): a fenced search judges each (value, rrtype) on
+   * its times over them too (tuple-times.ts). Empty when the search has no
+   * fence.
    */
   others: ShardHandle[];
-  /** Record range [from, to) of the shard's blob; to = -1 means the end. */
-  from: number;
-  to: number;
+  /** The values this task covers: [from, to), to undefined = the end. */
+  from: string;
+  to: string | undefined;
   /** Stop after this many matching unique values. */
   want: number;
-  /** Scan for at most this long, then end with resumeAt (LIMITS.scanTurnMs). */
+  /** Scan for at most this long, then end with resumeFrom (LIMITS.scanTurnMs). */
   turnMs: number;
   port: MessagePort;
   control: SharedArrayBuffer;
@@ -94,6 +95,6 @@ export interface TaskTime {
 
 export type WorkerMessage =
   | { type: 'batch'; batch: FlexBatch }
-  // resumeAt: the task stopped early (no credits, its `want` found, or its turn over); records [resumeAt, to) are still to scan.
-  | { type: 'end'; cancelled: boolean; resumeAt?: number; time?: TaskTime }
+  // resumeFrom: the task stopped early (no credits, its `want` found, or its turn over); values [resumeFrom, to) are still to scan.
+  | { type: 'end'; cancelled: boolean; resumeFrom?: string; time?: TaskTime }
   | { type: 'error'; code: string; message: string; time?: TaskTime };

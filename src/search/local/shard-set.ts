@@ -483,7 +483,8 @@ export class ShardSet {
       if (verdicts.has(m.handle)) this.verified.set(m.file, m.handle.identity);
       return this.attach(m);
     });
-    void this.recordVerified();
+    // Awaited (a small file): a restart right after finds the record written.
+    await this.recordVerified();
     return out;
   }
 
