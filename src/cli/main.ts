@@ -550,9 +550,13 @@ export function buildProgram(): Command {
   program.command('demo')
     .description('generate the deterministic demo dataset into new shards')
     .addOption(dataOption())
-    .option('--records <n>', 'RRsets to generate', integer('--records', 1), DEMO_RECORDS_DEFAULT)
-    .action(async (o: { data: string; records: number }) => {
-      await runDemo(o.data, o.records);
+    .option('--rrsets <n>', 'RRsets to generate', integer('--rrsets', 1, LIMITS.demoRecordsMax), DEMO_RECORDS_DEFAULT)
+    // The old name counted RRsets too, where every other "records" counts records (IngestSummary.records).
+    .addOption(new Option('--records <n>', 'deprecated: the old name of --rrsets').hideHelp()
+      .argParser(integer('--records', 1, LIMITS.demoRecordsMax)))
+    .action(async (o: { data: string; rrsets: number; records?: number }) => {
+      if (o.records !== undefined) console.error('rrscan demo: --records is deprecated and will go; it is --rrsets now (it counts RRsets)');
+      await runDemo(o.data, o.records ?? o.rrsets);
     });
 
   program.command('start')

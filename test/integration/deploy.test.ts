@@ -111,7 +111,7 @@ describe('deploy/Dockerfile', () => {
       }
     }
     const data = path.join(temp.fresh(), 'data');
-    expect(cli(['demo', '--data', data, '--records', '2000']).code).toBe(0);
+    expect(cli(['demo', '--data', data, '--rrsets', '2000']).code).toBe(0);
     const bin = path.join(app, 'bin', 'rrscan.js');
 
     const serve = await serving([process.execPath, bin, 'serve', '--data', data, '--port', '0'], { cwd: app, env: {} });
@@ -218,7 +218,7 @@ describe('deploy/rrscan.service', () => {
 
   it('starts the server with its ExecStart line (pointed at this checkout and a scratch data directory)', async () => {
     const data = temp.fresh();
-    expect(cli(['demo', '--data', data, '--records', '500']).code).toBe(0);
+    expect(cli(['demo', '--data', data, '--rrsets', '500']).code).toBe(0);
     const exec = /^ExecStart=(.*)$/m.exec(UNIT)![1]!.split(' ')
       .map((a) => a.replace('/opt/rrscan', REPO).replace('/var/lib/rrscan', data).replace(/^8080$/, '0'));
     expect(exec[0]).toBe('/usr/bin/node');
