@@ -88,6 +88,21 @@ export function timedGet(
   });
 }
 
+/**
+ * Round-trip ms of `runs` GETs by one curl process over one kept-alive
+ * connection (two more first, as warm-up, not counted); undefined without
+ * curl. curl's own cost per answer is far below Node's http client's.
+ */
+export function curlTimes(port: number, url: string, key: string, runs: number): number[] | undefined {
+  const full = `http://127.0.0.1:${port}${url}`;
+  const r = spawnSync('curl', ['--path-as-is', '-s', '-H', `X-API-Key: ${key}`, '-w', '%{http_code} %{time_total}\\n',
+    ...Array.from({ length: runs + 2 }, () => ['-o', '/dev/null', full]).flat()], { encoding: 'utf8' });
+  if (r.error || r.status !== 0) return undefined;
+  const rows = r.stdout.trim().split('\n').map((l) => l.split(' '));
+  if (rows.some((row) => row[0] !== '200')) throw new Error(`curl ${url}: ${r.stdout.slice(0, 200)}`);
+  return rows.slice(2).map((row) => Number(row[1]) * 1000);
+}
+
 export function rss(pid: number): number {
   const r = spawnSync('ps', ['-o', 'rss=', '-p', String(pid)], { encoding: 'utf8' });
   return Number(r.stdout.trim()) * 1024;

@@ -19,7 +19,7 @@ import path from 'node:path';
 import { addKey } from '../src/auth/key-admin.js';
 import { readManifest } from '../src/shard/manifest.js';
 import { ensureFlexDataset, NAMES_FILE } from './dataset.js';
-import { OUT, arg, environment, fmt, percentile, startServer, timedGet } from './common.js';
+import { OUT, arg, curlTimes, environment, fmt, percentile, startServer, timedGet } from './common.js';
 
 const names = Number(arg('names', '10000000'));
 const runs = Number(arg('runs', '15'));
@@ -47,17 +47,6 @@ function rgTimes(pattern: string): { p50: number; count: number } {
   return { p50: percentile(times, 50), count };
 }
 
-/** Round-trip ms of `runs` GETs by one curl process over one kept-alive connection; undefined without curl. */
-function curlTimes(port: number, url: string, key: string): number[] | undefined {
-  const full = `http://127.0.0.1:${port}${url}`;
-  const r = spawnSync('curl', ['--path-as-is', '-s', '-H', `X-API-Key: ${key}`, '-w', '%{http_code} %{time_total}\\n',
-    ...Array.from({ length: runs + 2 }, () => ['-o', '/dev/null', full]).flat()], { encoding: 'utf8' });
-  if (r.error || r.status !== 0) return undefined;
-  const rows = r.stdout.trim().split('\n').map((l) => l.split(' '));
-  if (rows.some((row) => row[0] !== '200')) throw new Error(`curl ${url}: ${r.stdout.slice(0, 200)}`);
-  return rows.slice(2).map((row) => Number(row[1]) * 1000);
-}
-
 async function main(): Promise<void> {
   await ensureFlexDataset(dataDir, names);
   const manifest = readManifest(dataDir);
@@ -83,7 +72,7 @@ async function main(): Promise<void> {
         if (i >= 2) times.push(r.ms);
         results = r.body.split('\n').filter((l) => l.startsWith('{"obj"')).length;
       }
-      const curl = curlTimes(server.port, url, key);
+      const curl = curlTimes(server.port, url, key, runs);
       const rg = rgTimes(c.pattern);
       const nodeP50 = percentile(times, 50);
       const p50 = curl ? percentile(curl, 50) : nodeP50;
