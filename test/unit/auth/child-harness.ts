@@ -11,10 +11,27 @@ import ts from 'typescript';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
-// src/auth and what it imports from elsewhere: the key file's lock (shard/file-lock.ts) loads its addon
-// through lib/native.ts, which finds the package root above the transpiled tree (config/paths.ts).
-const SOURCES = ['src/auth', 'src/errors/catalogue.ts', 'src/config/limits.ts', 'src/config/paths.ts', 'src/lib/faults.ts',
-  'src/lib/native.ts', 'src/shard/file-lock.ts'];
+// src/auth and every module it imports, found by following its relative imports (a list kept by hand
+// went stale when auth started to import lib/address-allow-list.ts). The key file's lock
+// (shard/file-lock.ts) loads its addon through lib/native.ts, which finds the package root above the
+// transpiled tree (config/paths.ts).
+const ROOTS = ['src/auth'];
+const RELATIVE_IMPORT = /\bfrom\s+'(\.{1,2}\/[^']+)\.js'/g;
+
+/** `roots` (files or directories) and every .ts file they import relatively, transitively. */
+function closure(roots: readonly string[]): string[] {
+  const seen = new Set<string>();
+  const todo = roots.flatMap(tsFiles);
+  while (todo.length > 0) {
+    const rel = todo.pop()!;
+    if (seen.has(rel)) continue;
+    seen.add(rel);
+    for (const m of readFileSync(path.join(REPO, rel), 'utf8').matchAll(RELATIVE_IMPORT)) {
+      todo.push(path.posix.join(path.posix.dirname(rel), `${m[1]!}.ts`));
+    }
+  }
+  return [...seen];
+}
 
 /** The .ts files of a file or directory, subdirectories (src/auth/stores/) included. */
 function tsFiles(rel: string): string[] {
@@ -33,7 +50,7 @@ export interface Transpiled {
 
 export function transpileAuth(): Transpiled {
   const root = path.join(REPO, '.vitest-tmp', `auth-${process.pid}-${Date.now()}`);
-  for (const rel of SOURCES.flatMap(tsFiles)) {
+  for (const rel of closure(ROOTS)) {
     const out = ts.transpileModule(readFileSync(path.join(REPO, rel), 'utf8'), {
       compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: false },
       fileName: rel,
