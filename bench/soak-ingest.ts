@@ -7,7 +7,7 @@
 //
 //   npm run build && node dist/bench/soak-ingest.js [--minutes 60] [--senders 2] [--rate 20000] [--new-share 0.05]
 //     [--pool-start 100000] [--sample-seconds 60] [--transport unix|tcp] [--flush-seconds N] [--memory-rrsets N]
-//     [--check-names 200] [--cache-ranks 200000] [--keep]
+//     [--compact auto|off] [--check-names 200] [--cache-ranks 200000] [--keep]
 //
 // The feed. --senders sessions (bench/dnstap-feed.ts FstrmSession, the
 // sender live-dnstap.ts and live-query.ts use) share --rate frames/s, each
@@ -46,7 +46,9 @@
 // sealed, so a RISING RssAnon counts as a leak (exit 1) only when the last
 // third ran no larger merge than the middle third (by 10%); otherwise the
 // verdict says so and the run needs to be longer. Rising descriptors or
-// threads count as a leak (exit 1) whatever the merges.
+// threads count as a leak (exit 1) whatever the merges. --compact off (not
+// the soak itself: a diagnostic) runs the receiver without merges, to tell
+// its own memory from theirs.
 //
 // The end: the senders send STOP (each waits for FINISH, so every frame has
 // been read), a last sample, SIGTERM (the receiver publishes what it holds
@@ -86,11 +88,17 @@ const flushSeconds = arg('flush-seconds', '');
 const memoryRrsets = arg('memory-rrsets', '');
 const checkNames = Number(arg('check-names', '200'));
 const cacheRanks = Number(arg('cache-ranks', '200000'));
+const compact = arg('compact', 'auto');
 const keep = process.argv.includes('--keep');
+/** The receiver's flags beyond --data, --listen and --metrics-port: its defaults unless given here. */
+const RECEIVER_FLAGS = [
+  ...(flushSeconds !== '' ? ['--flush-seconds', flushSeconds] : []),
+  ...(memoryRrsets !== '' ? ['--memory-rrsets', memoryRrsets] : []),
+  ...(compact !== 'auto' ? ['--compact', compact] : []),
+];
 
 const COMMAND = `node dist/bench/soak-ingest.js --minutes ${minutes} --senders ${senders} --rate ${rate} --new-share ${newShare} ` +
-  `--pool-start ${poolStart} --sample-seconds ${sampleSeconds} --transport ${transport}` +
-  `${flushSeconds !== '' ? ` --flush-seconds ${flushSeconds}` : ''}${memoryRrsets !== '' ? ` --memory-rrsets ${memoryRrsets}` : ''}` +
+  `--pool-start ${poolStart} --sample-seconds ${sampleSeconds} --transport ${transport} ${RECEIVER_FLAGS.join(' ')}`.trimEnd() +
   ` --check-names ${checkNames} --cache-ranks ${cacheRanks}${keep ? ' --keep' : ''}`;
 const MiB = 2 ** 20;
 const TICK_MS = 50;
@@ -194,8 +202,7 @@ interface Receiver {
 async function startReceiver(data: string, sock: string, logFile: string): Promise<Receiver> {
   const listen = transport === 'tcp' ? 'tcp:127.0.0.1:0' : `unix:${sock}`;
   const args = [BIN, 'ingest', '--data', data, '--listen', listen, '--metrics-port', '0'];
-  if (flushSeconds !== '') args.push('--flush-seconds', flushSeconds);
-  if (memoryRrsets !== '') args.push('--memory-rrsets', memoryRrsets);
+  args.push(...RECEIVER_FLAGS);
   const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, RRSCAN_LOG_LEVEL: 'info' } });
   const log = createWriteStream(logFile);
   const merges = { started: 0, ended: 0, largest: 0, inFlight: 0 };
@@ -311,8 +318,8 @@ async function main(): Promise<void> {
   say(`env: ${environment()}`);
   const p = DEFAULT_POLICY;
   say(`feed: ${senders} sender(s) over ${transport}, ${rate} frames/s in all, ${Math.round(newShare * 100)}% new RRsets, ` +
-    `repeats heavy-tailed over the RRsets known (${poolStart} at the start); receiver defaults but --metrics-port 0` +
-    `${flushSeconds !== '' ? ` --flush-seconds ${flushSeconds}` : ''}${memoryRrsets !== '' ? ` --memory-rrsets ${memoryRrsets}` : ''}; ` +
+    `repeats heavy-tailed over the RRsets known (${poolStart} at the start); receiver defaults but --metrics-port 0 ` +
+    `${RECEIVER_FLAGS.join(' ')}`.trimEnd() + `; ${compact === 'off' ? 'no merges (a diagnostic: the receiver without them); ' : ''}` +
     `compaction policy fan-in ${p.fanIn}, tier minimum ${p.tierMinRrsets}, merges under ${p.mergeRrsetsMax} RRsets ` +
     `(sealed at ${p.mergeRrsetsMax / p.fanIn})`);
   say(`samples every ${sampleSeconds} s for ${minutes} min; ${PLATEAU_RULE_TEXT}`);
