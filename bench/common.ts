@@ -5,7 +5,7 @@
 // data size, and a baseline measured in the same run (style.md habit 10).
 
 import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -115,6 +115,72 @@ export function cpuSeconds(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_S;
+}
+
+/** A process's memory from /proc/PID/status, in bytes (NaN once it has exited), and its thread count. */
+export interface Mem { rss: number; hwm: number; anon: number; file: number; threads: number }
+
+const STATUS_FIELD = /^(VmRSS|VmHWM|RssAnon|RssFile|Threads):\s+(\d+)( kB)?$/gm;
+
+/**
+ * VmRSS, VmHWM (its peak), and RssAnon apart from RssFile: shards are
+ * memory-mapped, so the pages a scan or a merge touches count in RssFile;
+ * RssAnon (heap, buffers, malloc arenas) is what buffering or a leak grows.
+ */
+export function memOf(pid: number): Mem {
+  const m: Mem = { rss: NaN, hwm: NaN, anon: NaN, file: NaN, threads: NaN };
+  let text = '';
+  try {
+    text = readFileSync(`/proc/${pid}/status`, 'utf8');
+  } catch {
+    return m;
+  }
+  for (const [, k, v, kB] of text.matchAll(STATUS_FIELD)) {
+    const n = Number(v) * (kB ? 1024 : 1);
+    if (k === 'VmRSS') m.rss = n;
+    else if (k === 'VmHWM') m.hwm = n;
+    else if (k === 'RssAnon') m.anon = n;
+    else if (k === 'RssFile') m.file = n;
+    else m.threads = n;
+  }
+  return m;
+}
+
+/** Descriptors a process holds now (/proc/PID/fd), NaN once it has exited. */
+export function fdsOf(pid: number): number {
+  try {
+    return readdirSync(`/proc/${pid}/fd`).length;
+  } catch {
+    return NaN;
+  }
+}
+
+/**
+ * One scrape of a Prometheus text endpoint (`--metrics-port`): each series
+ * (`name{labels}` as printed) to its value.
+ */
+export async function scrapeMetrics(port: number): Promise<Map<string, number>> {
+  const r = await timedGet(port, '/metrics', {});
+  if (r.status !== 200) throw new Error(`/metrics answered ${r.status}`);
+  const series = new Map<string, number>();
+  for (const line of r.body.split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    const cut = line.lastIndexOf(' ');
+    series.set(line.slice(0, cut), Number(line.slice(cut + 1)));
+  }
+  return series;
+}
+
+/** The sum of a scrape's series named `name` whose labels include every `labels` pair (0 when none). */
+export function metricSum(series: ReadonlyMap<string, number>, name: string, labels: Record<string, string> = {}): number {
+  const want = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
+  let sum = 0;
+  for (const [k, v] of series) {
+    const brace = k.indexOf('{');
+    if ((brace < 0 ? k : k.slice(0, brace)) !== name) continue;
+    if (want.every((w) => k.includes(w))) sum += v;
+  }
+  return sum;
 }
 
 export const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');

@@ -30,17 +30,18 @@
 
 import { execFile, spawnSync } from 'node:child_process';
 import {
-  copyFileSync, existsSync, linkSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync,
+  existsSync, mkdirSync, readFileSync, rmSync, writeFileSync,
 } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { PACKAGE_ROOT } from '../src/config/paths.js';
-import { LIMITS } from '../src/config/limits.js';
 import { MANIFEST_FILE, readManifest } from '../src/shard/manifest.js';
-import { ensureFlexDataset } from './dataset.js';
-import { BIN, OUT, arg, bareUws, environment, fmt, percentile, startServer, type BenchServer } from './common.js';
+import { cliAddKey, ensureFlexDataset, servingCopy } from './dataset.js';
+import {
+  OUT, arg, bareUws, environment, fdsOf, fmt, memOf, percentile, startServer, type BenchServer, type Mem,
+} from './common.js';
 
 // The slice of autocannon's API this file uses, wider than bench/autocannon.d.ts
 // (whose interfaces are not exported, so they cannot be augmented).
@@ -115,62 +116,7 @@ const say = (s: string) => { console.log(s); lines.push(s); };
 /** This run's files (removed at the end): the server's data directory and wrk's path lists. */
 const scratch = path.join(OUT, `flex-load-${process.pid}`);
 
-/** A data directory the server can own: hard links to the (immutable) shards, a copy of the manifest, no keys. */
-function scratchCopy(): string {
-  const dir = path.join(scratch, 'data');
-  rmSync(scratch, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
-  for (const s of readManifest(dataDir).shards) {
-    try {
-      linkSync(path.join(dataDir, s.file), path.join(dir, s.file));
-    } catch {
-      copyFileSync(path.join(dataDir, s.file), path.join(dir, s.file));
-    }
-  }
-  copyFileSync(path.join(dataDir, MANIFEST_FILE), path.join(dir, MANIFEST_FILE));
-  return dir;
-}
-
-/** `rrscan keys add`, through the CLI as an operator would. */
-function cliAddKey(dir: string): string {
-  const r = spawnSync(process.execPath,
-    [BIN, 'keys', 'add', '--data', dir, '--unlimited', '--results-max', String(LIMITS.resultsMaxCeiling)], { encoding: 'utf8' });
-  const key = r.stdout.trim().split('\n').pop()?.trim() ?? '';
-  if (r.status !== 0 || !/^[0-9a-f-]{16,}$/.test(key)) throw new Error(`rrscan keys add failed (${r.status}): ${r.stdout}${r.stderr}`);
-  return key;
-}
-
 // --- Measuring the server ----------------------------------------------------
-
-interface Mem { rss: number; hwm: number; anon: number; file: number }
-
-const STATUS_FIELD = /^(VmRSS|VmHWM|RssAnon|RssFile):\s+(\d+) kB$/gm;
-function memOf(pid: number): Mem {
-  const m: Mem = { rss: NaN, hwm: NaN, anon: NaN, file: NaN };
-  let text = '';
-  try {
-    text = readFileSync(`/proc/${pid}/status`, 'utf8');
-  } catch {
-    return m;
-  }
-  for (const [, k, v] of text.matchAll(STATUS_FIELD)) {
-    const bytes = Number(v) * 1024;
-    if (k === 'VmRSS') m.rss = bytes;
-    else if (k === 'VmHWM') m.hwm = bytes;
-    else if (k === 'RssAnon') m.anon = bytes;
-    else m.file = bytes;
-  }
-  return m;
-}
-
-/** Descriptors the server holds: with the readers' sockets, shows whether the server has hung up on some. */
-function fdsOf(pid: number): number {
-  try {
-    return readdirSync(`/proc/${pid}/fd`).length;
-  } catch {
-    return NaN;
-  }
-}
 
 /** Kernel memory held by all TCP sockets of the machine (bytes): what the server no longer buffers sits here. */
 function tcpKernelBytes(): number {
@@ -467,7 +413,7 @@ async function main(): Promise<void> {
   const manifest = readManifest(dataDir);
   const rrsets = manifest.shards.reduce((a, s) => a + s.rrsets, 0);
   const shardBytes = manifest.shards.reduce((a, s) => a + s.bytes, 0);
-  const dir = scratchCopy();
+  const dir = servingCopy(dataDir, scratch);
   const stopOnSignal = () => { rmSync(scratch, { recursive: true, force: true }); process.exit(130); };
   process.once('SIGINT', stopOnSignal);
   say(`command: node dist/bench/flex-load.js --data ${dataDir} --connections ${connections} --seconds ${seconds} ` +
