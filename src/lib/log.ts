@@ -3,10 +3,11 @@
 // which may not import it.
 
 export interface Log {
+  debug(fields: object, msg: string): void;
   info(fields: object, msg: string): void;
   warn(fields: object, msg: string): void;
   error(fields: object, msg: string): void;
 }
 
 /** A Log that drops everything: for tools and tests that log nothing. */
-export const silentLog: Log = { info: () => undefined, warn: () => undefined, error: () => undefined };
+export const silentLog: Log = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };

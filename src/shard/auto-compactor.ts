@@ -40,19 +40,14 @@ import { LIMITS } from '../config/limits.js';
 import { DEFAULT_POLICY, isSealed, nextMerge, policyProblem, unsealedShardsMax, weightOf, type TieredPolicy } from './compaction-policy.js';
 import { mergeShards, tryCompactionLock, type CompactSummary } from './compactor.js';
 import { MANIFEST_FILE, readManifest } from './manifest.js';
+import { silentLog, type Log } from '../lib/log.js';
 
-/** The logger it writes to: pino's Logger fits (the CLI passes the service log). */
-export interface CompactorLog {
-  info(fields: object, msg: string): void;
-  warn(fields: object, msg: string): void;
-  debug(fields: object, msg: string): void;
-}
 
 export interface AutoCompactorOptions {
   dataDir: string;
   /** Fields not given take DEFAULT_POLICY's. */
   policy?: Partial<TieredPolicy>;
-  log?: CompactorLog;
+  log?: Log;
   /** How often the manifest is read even when fs.watch says nothing (LIMITS.manifestPollMs). */
   pollMs?: number;
 }
@@ -72,13 +67,12 @@ export interface CompactorTotals {
   failures: number;
 }
 
-const SILENT: CompactorLog = { info: () => undefined, warn: () => undefined, debug: () => undefined };
 
 export class AutoCompactor {
   readonly policy: TieredPolicy;
   readonly totals: CompactorTotals = { merges: 0, rrsetsIn: 0, rrsetsOut: 0, bytesOut: 0, seconds: 0, failures: 0 };
   private readonly dataDir: string;
-  private readonly log: CompactorLog;
+  private readonly log: Log;
   private readonly pollMs: number;
   private watcher: FSWatcher | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -96,7 +90,7 @@ export class AutoCompactor {
     this.policy = { ...DEFAULT_POLICY, ...opts.policy };
     const problem = policyProblem(this.policy);
     if (problem !== undefined) throw new Error(`compaction policy: ${problem}`);
-    this.log = opts.log ?? SILENT;
+    this.log = opts.log ?? silentLog;
     this.pollMs = opts.pollMs ?? LIMITS.manifestPollMs;
   }
 

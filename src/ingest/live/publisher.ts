@@ -44,7 +44,7 @@ import type { Observation } from '../../model/observation.js';
 import type { WriterLock } from '../../shard/file-lock.js';
 import { dataBuffers, RrsetTable, type RrsetTableData } from '../../shard/rrset-table.js';
 import { ShardSpiller, type WrittenShard } from '../../shard/shard-spiller.js';
-import type { LiveLog } from './log.js';
+import type { Log } from '../../lib/log.js';
 
 /** One flush for the worker thread (workers/live-flush.ts). */
 export interface LiveFlushTask {
@@ -86,7 +86,7 @@ export class LivePublisher {
 
   /** `drained`: called after each flush, when the receiver may resume paused senders. */
   constructor(private readonly dataDir: string, private readonly label: string, readonly memoryRrsets: number,
-    private readonly writer: WriterLock, private readonly log: LiveLog, private readonly drained: () => void) {
+    private readonly writer: WriterLock, private readonly log: Log, private readonly drained: () => void) {
     this.spiller = this.fresh();
   }
 

@@ -46,7 +46,7 @@ import type { Observation } from '../../model/observation.js';
 import { WriterLock } from '../../shard/file-lock.js';
 import { newSensorStats, type SensorStats } from '../sensor.js';
 import { formatListenAddress, removeStaleSocket, type ListenAddress } from './address.js';
-import type { LiveLog } from './log.js';
+import type { Log } from '../../lib/log.js';
 import { LivePublisher, type PublishTotals } from './publisher.js';
 import { Sender, type SenderSink } from './sender.js';
 
@@ -55,7 +55,7 @@ export interface ReceiverOptions {
   listen: readonly ListenAddress[];
   flushSeconds: number;
   memoryRrsets: number;
-  log: LiveLog;
+  log: Log;
   /** --senders-max: senders connected at once (at most LIMITS.liveSendersMax). */
   sendersMax: number;
   /** --sender-idle-seconds, in ms: at the cap, a started sender silent this long may be closed to admit a new one. */

@@ -42,7 +42,7 @@ import {
   decodeDataFrame, encodeControl, parseControl, type ControlFrame,
 } from '../dnstap.js';
 import { newSensorStats, observeResponse, type SensorStats } from '../sensor.js';
-import type { LiveLog } from './log.js';
+import type { Log } from '../../lib/log.js';
 import { u32 } from '../../lib/bytes.js';
 
 const CONTROL_NAMES = ['ACCEPT', 'START', 'STOP', 'READY', 'FINISH'];
@@ -83,7 +83,7 @@ export class Sender {
   evicted = false;
 
   constructor(readonly id: string, private readonly socket: Socket, private readonly sink: SenderSink,
-    private readonly log: LiveLog) {
+    private readonly log: Log) {
     this.handshakeTimer = setTimeout(() => this.fail(`handshake not finished within ${LIMITS.liveHandshakeMs} ms`),
       LIMITS.liveHandshakeMs);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));

@@ -10,7 +10,7 @@ import type { Observation } from '../../../src/model/observation.js';
 import { DNSTAP, READY, START, answer } from '../../helpers/live-ingest.js';
 import { control } from './wire-fixtures.js';
 
-const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
+import { silentLog as quiet } from '../../../src/lib/log.js';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A Sender on the accepting end of a loopback connection, and the client end that plays the DNS server. */

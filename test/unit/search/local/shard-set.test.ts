@@ -25,7 +25,7 @@ afterAll(() => paths.removeAll());
 function recordingLog(): Log & { lines: { level: string; msg: string; fields: object }[] } {
   const lines: { level: string; msg: string; fields: object }[] = [];
   const at = (level: string) => (fields: object, msg: string) => lines.push({ level, msg, fields });
-  return { lines, info: at('info'), warn: at('warn'), error: at('error') };
+  return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
 }
 
 const records = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => ({
