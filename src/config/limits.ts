@@ -1,6 +1,8 @@
 // Every limit and default of the service, in one place, each named with its
-// unit last. checkLimits() asserts their relations at start-up (TigerBeetle's
-// habit): a bad edit here fails loudly instead of misbehaving under load.
+// unit last. checkLimits() asserts their relations, and runs when this module
+// loads (TigerBeetle's habit): every command, worker and test that reads a
+// limit has them checked, and a bad edit fails loudly instead of misbehaving
+// under load.
 
 import assert from 'node:assert/strict';
 
@@ -555,8 +557,8 @@ export const LIMITS = Object.freeze({
   consoleFilesMax: 32,
 });
 
-export function checkLimits(): void {
-  const L = LIMITS;
+/** Asserts the relations between limits (of `L`: tests pass an edited copy); throws naming the one broken. */
+export function checkLimits(L: { readonly [K in keyof typeof LIMITS]: number } = LIMITS): void {
   assert.ok(L.ingestLineBytesMax < L.ndjsonReadChunkBytes, 'an NDJSON line must fit one read chunk');
   assert.ok(L.resultsDefault <= L.resultsMaxCeiling, 'resultsDefault must not exceed resultsMaxCeiling');
   assert.ok(L.scanCreditsMax * L.batchItemsMax > L.resultsDefault, 'a default-limit answer must fit a task\'s credits');
@@ -599,3 +601,5 @@ export function checkLimits(): void {
     'the shutdown grace default must lie in its bounds, and a member must get time past it to close');
   assert.ok(L.scanSliceMs > 0 && L.scanSliceMs * 10 <= 50 && L.scanCreditWaitMs > 0, 'a cancel must be seen well within 50 ms');
 }
+
+checkLimits();

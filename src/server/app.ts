@@ -22,7 +22,7 @@
 // names; with `metrics` set, a listener of their own serves them
 // (metrics-listener.ts) with /healthz and /readyz.
 
-import { LIMITS, checkLimits } from '../config/limits.js';
+import { LIMITS } from '../config/limits.js';
 import { API_ERRORS, ApiError, isApiError, STREAM_MESSAGES, TlsPairError, type ApiErrorCode } from '../errors/catalogue.js';
 import { AccessGate, type Grant } from '../auth/access-gate.js';
 import type { KeyStoreNotice } from '../auth/key-store.js';
@@ -460,7 +460,6 @@ function logStoreNotice(notice: KeyStoreNotice): void {
 }
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
-  checkLimits();
   // Before anything below creates files there (the SQLite key store would
   // create the directory): a typo'd path must not serve an empty dataset.
   requireDataDir(opts.dataDir);
