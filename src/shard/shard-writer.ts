@@ -48,7 +48,7 @@ export function buildShardBody(table: RrsetTable, source: string, createdAt: num
   const { columns: rrsets, totals } = rrsetColumns(table, order, ranks.bailiwickRank);
   const rdata = buildRdata(table, order);
   const index = buildRdataIndex(rdata);
-  const flexNames = buildFlexNames(table.names, ranks.owners.order, ownerStarts, rrsets);
+  const flexNames = buildFlexNames(table.names.view(), ranks.ownerRank, ownerStarts, rrsets);
   const flexRdata = buildFlexRdata(rdata, rrsets);
   const body = assembleShard({
     owners: ranks.owners.sorted, ownerStarts, bailiwicks: ranks.bailiwicks.sorted,
