@@ -37,7 +37,7 @@ import { blobRecord } from './blob.js';
 import { shardRrsets } from './shard-rrsets.js';
 import { mergeSorted } from '../lib/merge.js';
 import { blobLowerBound } from './blob.js';
-import { buildShardBody, writeShardFile } from './shard-writer.js';
+import { buildShard, writeShardFile } from './shard-writer.js';
 import { SHARD_HEADER_BYTES } from './format.js';
 
 export interface CompactSummary {
@@ -257,7 +257,7 @@ async function mergeRange(t: CompactRange, readers: readonly ShardReader[]): Pro
   let rrsetsIn = 0;
   const flush = async () => {
     if (batch.size === 0) return;
-    const { body, stats } = buildShardBody(batch, t.label, t.now);
+    const { body, stats } = buildShard(batch, t.label, t.now);
     batch = new RrsetTable();
     const file = await writeShardFile(t.dataDir, body, t.now, t.writer);
     written.push({ file, rrsets: stats.rrsets, bytes: body.byteLength + SHARD_HEADER_BYTES, createdAt: t.now, source: t.label });
