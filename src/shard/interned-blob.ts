@@ -8,7 +8,7 @@
 // collection walked them again (the garbage collector was 16-17 % of building
 // a 1 M RRset demo shard), and the writer then encoded each one a second time
 // to make its blobs. Here a record costs its bytes, a newline, a 4-byte start,
-// a 4-byte hash, a 2-byte tag and 4-8 bytes of hash slots; the collector sees
+// a 2-byte tag and 16-32 bytes of hash slots (an id and its hash each); the collector sees
 // a handful of typed arrays; and the blob is already the shard's column
 // layout, so the writer sorts and copies bytes instead of strings.
 //
@@ -50,7 +50,6 @@ export class InternedBlob {
   private bytes: Uint8Array<ArrayBuffer>;
   private byteLength = 0;
   private starts: Uint32Array<ArrayBuffer>;
-  private hashes: Uint32Array<ArrayBuffer>;
   private tags: Uint16Array<ArrayBuffer>;
   private count = 0;
   private slots: Int32Array;
@@ -63,10 +62,9 @@ export class InternedBlob {
       this.readOnly = false;
       this.bytes = new Uint8Array(1 << 16);
       this.starts = new Uint32Array(1024);
-      this.hashes = new Uint32Array(1024);
       this.tags = new Uint16Array(1024);
-      this.slots = new Int32Array(2048).fill(EMPTY_SLOT);
-      this.mask = this.slots.length - 1;
+      this.slots = new Int32Array(2 * 2048).fill(EMPTY_SLOT);
+      this.mask = 2048 - 1;
       return;
     }
     this.readOnly = true;
@@ -75,7 +73,6 @@ export class InternedBlob {
     this.starts = data.offsets;
     this.count = data.offsets.length - 1;
     this.tags = data.tags;
-    this.hashes = new Uint32Array(0);
     this.slots = new Int32Array(0);
     this.mask = 0;
   }
@@ -111,7 +108,7 @@ export class InternedBlob {
 
   /** Bytes held (the arena and its columns), for memory accounting. */
   get allocatedBytes(): number {
-    return this.bytes.byteLength + this.starts.byteLength + this.hashes.byteLength + this.tags.byteLength + this.slots.byteLength;
+    return this.bytes.byteLength + this.starts.byteLength + this.tags.byteLength + this.slots.byteLength;
   }
 
   /** The id of `s` under `tag`, adding it when new. `s` must be printable ASCII. */
@@ -158,12 +155,18 @@ export class InternedBlob {
     return this.place(h >>> 0, at, n + 1, tag);
   }
 
-  /** Finds the record just written at bytes[at, at + len) or keeps it as a new one. */
+  /**
+   * Finds the record just written at bytes[at, at + len) or keeps it as a
+   * new one. A slot is two int32s, the id and its record's hash, so a probe
+   * that meets another record rejects it without reading that record's
+   * columns (one cache line per probe on tables far larger than the cache).
+   */
   private place(h: number, at: number, len: number, tag: number): number {
-    const bytes = this.bytes, starts = this.starts, hashes = this.hashes, tags = this.tags, slots = this.slots;
+    const bytes = this.bytes, starts = this.starts, tags = this.tags, slots = this.slots;
+    const h32 = h | 0;
     let s = h & this.mask;
-    for (let id = slots[s]!; id !== EMPTY_SLOT; id = slots[s]!) {
-      if (hashes[id] === h && tags[id] === tag) {
+    for (let id = slots[2 * s]!; id !== EMPTY_SLOT; id = slots[2 * s]!) {
+      if (slots[2 * s + 1] === h32 && tags[id] === tag) {
         const from = starts[id]!;
         if (starts[id + 1]! - from === len) {
           let k = 0;
@@ -176,12 +179,12 @@ export class InternedBlob {
     const id = this.count;
     if (id + 2 > starts.length) this.growColumns();
     this.byteLength = at + len;
-    this.hashes[id] = h;
     this.tags[id] = tag;
     this.starts[id + 1] = this.byteLength;
     this.count = id + 1;
-    slots[s] = id;
-    if (this.count * 2 > slots.length) this.rehash();
+    slots[2 * s] = id;
+    slots[2 * s + 1] = h32;
+    if (this.count * 2 > this.mask + 1) this.rehash();
     return id;
   }
 
@@ -199,21 +202,23 @@ export class InternedBlob {
     const starts = new Uint32Array(size);
     starts.set(this.starts);
     this.starts = starts;
-    const hashes = new Uint32Array(size);
-    hashes.set(this.hashes);
-    this.hashes = hashes;
     const tags = new Uint16Array(size);
     tags.set(this.tags);
     this.tags = tags;
   }
 
   private rehash(): void {
-    const slots = new Int32Array(this.slots.length * 2).fill(EMPTY_SLOT);
-    const mask = slots.length - 1;
-    for (let id = 0; id < this.count; id++) {
-      let s = this.hashes[id]! & mask;
-      while (slots[s] !== EMPTY_SLOT) s = (s + 1) & mask;
-      slots[s] = id;
+    const old = this.slots;
+    const cap = (this.mask + 1) * 2;
+    const slots = new Int32Array(2 * cap).fill(EMPTY_SLOT);
+    const mask = cap - 1;
+    for (let o = 0; o < old.length; o += 2) {
+      const id = old[o]!;
+      if (id === EMPTY_SLOT) continue;
+      let s = old[o + 1]! & mask;
+      while (slots[2 * s] !== EMPTY_SLOT) s = (s + 1) & mask;
+      slots[2 * s] = id;
+      slots[2 * s + 1] = old[o + 1]!;
     }
     this.slots = slots;
     this.mask = mask;

@@ -8,7 +8,7 @@
 
 import assert from 'node:assert/strict';
 import { LIMITS } from '../../config/limits.js';
-import { sortRecords } from '../record-sort.js';
+import { gatherRecords, sortRecords } from '../record-sort.js';
 import type { BlobView } from '../interned-blob.js';
 
 /** Records joined with a trailing newline each; record i is bytes[offsets[i] .. offsets[i+1]). */
@@ -65,22 +65,15 @@ export function sortBlob(blob: BlobView, tiebreak?: Uint32Array): SortedBlob {
   return { order, sorted: gatherBlob(blob, order) };
 }
 
-/** The records ids[0], ids[1], ... of a blob as a blob of their own. */
-export function gatherBlob(blob: BlobView, ids: ArrayLike<number>): BlobParts {
-  const { bytes: from, offsets: at } = blob;
+/** The records ids[0], ids[1], ... of a blob as a blob of their own (copied natively: native/sort.cc). */
+export function gatherBlob(blob: BlobView, ids: Uint32Array): BlobParts {
+  const at = blob.offsets;
   const n = ids.length;
   let total = 0;
   for (let k = 0; k < n; k++) total += at[ids[k]! + 1]! - at[ids[k]!]!;
   const bytes = Buffer.allocUnsafe(total);
   const offsets = new Uint32Array(n + 1);
-  let w = 0;
-  for (let k = 0; k < n; k++) {
-    offsets[k] = w;
-    const s = at[ids[k]!]!, e = at[ids[k]! + 1]!;
-    // A byte loop: records are a few dozen bytes, where a native copy's call costs more.
-    for (let j = s; j < e; j++) bytes[w++] = from[j]!;
-  }
-  offsets[n] = w;
+  gatherRecords(blob.bytes, at, ids, bytes, offsets);
   return { bytes, offsets };
 }
 
