@@ -22,6 +22,7 @@
 import type { Observation, Rdata } from '../model/observation.js';
 import { addSighting, noSighting, type Sighting } from '../model/sighting.js';
 import { InternedBlob } from './interned-blob.js';
+import { reverseRecord } from './writer/blobs.js';
 
 type TypedArray = Uint8Array | Uint16Array | Uint32Array | Int32Array | Float64Array;
 interface TypedArrayClass<T extends TypedArray> {
@@ -168,6 +169,8 @@ export class RrsetTable {
   /** An RRset's rdata ids while it is added: canonicalised in place. */
   private rows = new Uint32Array(64);
   private rowCount = 0;
+  /** Scratch for internOwnerReversed. */
+  private reversed = new Uint8Array(256);
   private readonly scratch = noSighting();
 
   /** Set for a table rebuilt from data(): the writer may read it, but it has no index to add to. */
@@ -283,6 +286,48 @@ export class RrsetTable {
     }
     this.rowCount = rdata.length > 1 ? this.canonicalize(rdata.length) : rdata.length;
     this.addRow(this.names.intern(o.rrname, 0), o.rrtype, this.bailiwicks.intern(o.bailiwick, 0), o);
+  }
+
+  // The merge's way in (shard-merge.ts): the parts of an RRset read from a
+  // shard's bytes, interned without making strings, then the RRset itself.
+
+  /** The owner id of a name given as bytes with its labels reversed (a shard's owners column). */
+  internOwnerReversed(bytes: Uint8Array, from: number, to: number): number {
+    if (this.reversed.length < to - from + 2) this.reversed = new Uint8Array((to - from + 2) * 2);
+    const n = reverseRecord(bytes, from, to, this.reversed, 0);
+    return this.names.internBytes(this.reversed, 0, n, 0);
+  }
+
+  /** The bailiwick id of a name given as bytes. */
+  internBailiwick(bytes: Uint8Array, from: number, to: number): number {
+    return this.bailiwicks.internBytes(bytes, from, to, 0);
+  }
+
+  /** The rdata id of (rrtype, text bytes [textFrom, textTo)), whose wire form is wire[wireFrom, wireTo). */
+  internRdata(rrtype: number, text: Uint8Array, textFrom: number, textTo: number, wire: Uint8Array, wireFrom: number,
+    wireTo: number): number {
+    const before = this.rdataText.length;
+    const id = this.rdataText.internBytes(text, textFrom, textTo, rrtype);
+    if (id === before) {
+      this.wireBytes.pushAll(wire.subarray(wireFrom, wireTo));
+      this.wireStarts.push(this.wireBytes.length);
+    }
+    return id;
+  }
+
+  /** Room for the n rdata ids of the RRset that addStaged adds next: the caller fills it. */
+  stagedRows(n: number): Uint32Array {
+    if (n > this.rows.length) this.rows = new Uint32Array(n * 2);
+    this.rowCount = n;
+    return this.rows;
+  }
+
+  /** Adds (or folds) the RRset of owner, rrtype, bailiwick and the staged rdata ids, with sighting `s`. */
+  addStaged(owner: number, rrtype: number, bailiwick: number, s: Sighting): void {
+    if (this.readOnly) throw new Error('RrsetTable: a table rebuilt from data() is read-only');
+    this.observations++;
+    if (this.rowCount > 1) this.rowCount = this.canonicalize(this.rowCount);
+    this.addRow(owner, rrtype, bailiwick, s);
   }
 
   /** Folds the RRset (owner, rrtype, bailiwick, this.rows) with sighting `s` into its row, or adds it. */
