@@ -139,6 +139,7 @@ export async function mergeShardRrsets(readers: readonly ShardReader[], from: re
   const inputs = readers.map((r, k) => new MergeInput(r, from[k]!, to[k]!)).filter((m) => !m.done);
   const sighting = noSighting();
   const equal: MergeInput[] = [];
+  let lastTable: RrsetTable | undefined, lastInput: MergeInput | undefined, lastOwnerRow = -1, lastOwner = -1;
   while (inputs.length > 0) {
     let min = inputs[0]!;
     equal.length = 0;
@@ -155,7 +156,15 @@ export async function mergeShardRrsets(readers: readonly ShardReader[], from: re
     }
     const t = table();
     const bailiwick = min.stage(t);
-    const owner = t.internOwnerReversed(min.s.owners.blob, min.s.owners.offsets[min.owner]!, min.s.owners.offsets[min.owner + 1]! - 1);
+    // An owner's RRsets come one after another (from any input): intern its name once for the run of them.
+    if (t !== lastTable || lastInput === undefined || !(lastInput === min ? lastOwnerRow === min.owner
+      : compareRecords(lastInput.s.owners, lastOwnerRow, min.s.owners, min.owner) === 0)) {
+      lastOwner = t.internOwnerReversed(min.s.owners.blob, min.s.owners.offsets[min.owner]!, min.s.owners.offsets[min.owner + 1]! - 1);
+      lastTable = t;
+    }
+    lastInput = min;
+    lastOwnerRow = min.owner;
+    const owner = lastOwner;
     sighting.count = 0;
     sighting.timeFirst = sighting.timeLast = sighting.zoneTimeFirst = sighting.zoneTimeLast = 0;
     for (const m of equal) m.sighting(sighting);
