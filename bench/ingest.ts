@@ -25,8 +25,10 @@
 // thread saw during the row, every 5 ms: the heap and the typed arrays, not
 // the mapped shard pages (RssFile) a verifying load touches. "anon B/RRset"
 // divides its growth over the row's start by the RRsets held at once: the
-// demo and merge rows hold all of theirs in one table (the merge writes one
-// shard), the ingest rows --memory-rrsets at most.
+// demo row and the one-thread merge hold all of theirs in one table (the
+// merge writes one shard), the ingest rows --memory-rrsets at most (the
+// threaded rows' figure is per RRset of the whole run, each thread holding
+// its share).
 //
 // The CPU columns say where a row's time goes beyond its wall clock: user
 // and system seconds over all its threads, and minor page faults. On this
@@ -137,7 +139,7 @@ async function measure(row: Row): Promise<Measured> {
     } else {
       const { compact } = await import(path.join(src, 'shard', 'compactor.js')) as typeof import('../src/shard/compactor.js');
       cpSync(row.mergeFrom!, dataDir, { recursive: true });
-      const s = await compact(dataDir, { threads: 1 });
+      const s = await compact(dataDir, { threads: row.threads });
       records = s.rrsetsIn;
       rrsets = s.rrsetsOut;
       seconds = s.seconds;
@@ -239,7 +241,12 @@ async function main(): Promise<void> {
   if (only.has('demo')) demo = rowPair({ ...base, kind: 'demo', label: `demo --records ${demoRrsets}`, rrsets: demoRrsets });
   if (only.has('merge')) {
     const from = await mergeInputs();
-    merge = rowPair({ ...base, kind: 'merge', label: `merge ${mergeShards} x ${mergeShardRrsets} (1 thread)`, mergeFrom: from });
+    merge = rowPair({ ...base, kind: 'merge', label: `merge ${mergeShards} x ${mergeShardRrsets} 1 thread`, mergeFrom: from });
+    if (workers > 1) {
+      // What `rrscan compact` does by default: one range of owners per thread, one output shard each.
+      const many = rowPair({ ...base, kind: 'merge', label: `merge ${workers} threads`, mergeFrom: from, threads: workers });
+      if (many.mine > merge.mine) merge = many;
+    }
   }
   console.log(`target: ${verdict('ndjson', 'records/s', 1_000_000, ndjson)}; peak memory bounded by --memory-rrsets`);
   console.log(`target: ${verdict('zone', 'records/s', 300_000, zone)}`);
