@@ -29,6 +29,12 @@
       "sources": ["sort.cc"],
       "cflags_cc": ["-std=gnu++17", "-O2", "-Wall", "-Wextra", "-Wno-cast-function-type"],
       "defines": ["NODE_WANT_INTERNALS=0"]
+    },
+    {
+      "target_name": "rrscan_trigram",
+      "sources": ["trigram.cc"],
+      "cflags_cc": ["-std=gnu++17", "-O2", "-Wall", "-Wextra", "-Wno-cast-function-type"],
+      "defines": ["NODE_WANT_INTERNALS=0"]
     }
   ]
 }

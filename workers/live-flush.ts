@@ -13,11 +13,11 @@ import { Piscina } from 'piscina';
 import { SHARD_HEADER_BYTES } from '../src/shard/format.js';
 import type { LiveFlushResult, LiveFlushTask } from '../src/ingest/live/publisher.js';
 import { dataBuffers, RrsetTable } from '../src/shard/rrset-table.js';
-import { buildShardBody, writeShardFile } from '../src/shard/shard-writer.js';
+import { buildShard, writeShardFile } from '../src/shard/shard-writer.js';
 
 export default async function liveFlush(t: LiveFlushTask): Promise<LiveFlushResult> {
   try {
-    const { body, stats } = buildShardBody(new RrsetTable(t.table), t.label, t.now);
+    const { body, stats } = buildShard(new RrsetTable(t.table), t.label, t.now);
     const file = await writeShardFile(t.dataDir, body, t.now, t.writer);
     return { written: { file, rrsets: stats.rrsets, bytes: body.byteLength + SHARD_HEADER_BYTES } };
   } catch (err) {

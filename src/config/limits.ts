@@ -232,13 +232,6 @@ export const LIMITS = Object.freeze({
    */
   shardBytesEstimateSlackRatio: 1.1,
   /**
-   * The FlatBuffer builder is allocated at the estimate times this, so an
-   * estimate a few percent short needs no doubling (a doubling copies the
-   * whole buffer, and FlatBuffers cannot grow past 2 GiB). Largest
-   * allocation: 1.65 GB x 1.05 = 1.73 GB, under 2 GiB (checkLimits).
-   */
-  shardBuilderHeadroomRatio: 1.05,
-  /**
    * Records joined into one string and written to a blob at once (writer/blobs.ts):
    * one join and one write per batch, not per record. The batch string is
    * 4,096 x (record + newline): at most 4,096 x 255 B = 1 MiB of owner
@@ -567,8 +560,8 @@ export function checkLimits(L: { readonly [K in keyof typeof LIMITS]: number } =
   assert.ok(L.lineBytesMax < L.writeChunkBytes, 'one line must fit in one write chunk');
   assert.ok(L.corkPieceBytes + 4096 <= L.uwsCorkBufferBytes, 'a cork\'s piece, headers and framing must fit uWS\'s cork buffer');
   assert.ok(L.shardBytesMax < 2 ** 31, 'FlatBuffers offsets are signed 32-bit');
-  assert.ok(L.shardBytesMax * L.shardBytesEstimateSlackRatio * L.shardBuilderHeadroomRatio < 2 ** 31,
-    'the largest FlatBuffer builder the writer allocates must fit signed 32-bit offsets');
+  assert.ok(L.shardBytesMax * L.shardBytesEstimateSlackRatio < 2 ** 31,
+    'the largest shard the writer lets through must fit signed 32-bit offsets');
   assert.ok(L.keepAliveIntervalMs < L.searchTimeoutMs, 'keep-alives must come before the search timeout');
   assert.ok(L.searchTimeoutMsMin <= L.searchTimeoutMs && L.searchTimeoutMs <= L.searchTimeoutMsMax,
     'the search timeout default must lie in its bounds');

@@ -29,3 +29,33 @@ export function rdataTargetName(rrtype: number, text: string): string | undefine
   }
   return undefined;
 }
+
+/**
+ * rdataTargetName over bytes, for the shard writer, which holds rdata texts
+ * as bytes: the target name of the presentation text bytes[s, e) is
+ * bytes[out[0], out[1]); false when there is none. The same rule as
+ * rdataTargetName (test/unit/dns/rdata-names.test.ts holds them equal).
+ */
+export function rdataTargetRange(rrtype: number, bytes: Uint8Array, s: number, e: number, out: Int32Array): boolean {
+  let from = s, to = e;
+  if (WHOLE.has(rrtype)) {
+    // the whole text
+  } else if (SECOND_FIELD.has(rrtype)) {
+    const sp = bytes.subarray(s, e).indexOf(0x20);
+    if (sp < 0) return false;
+    from = s + sp + 1;
+  } else if (LAST_FIELD.has(rrtype)) {
+    const sp = bytes.subarray(s, e).lastIndexOf(0x20);
+    from = sp < 0 ? s : s + sp + 1;
+    if (to - from === 1 && bytes[from] === 0x2e) return false;
+  } else if (rrtype === RR.SOA) {
+    const sp = bytes.subarray(s, e).indexOf(0x20);
+    if (sp < 0) return false;
+    to = s + sp;
+  } else {
+    return false;
+  }
+  out[0] = from;
+  out[1] = to;
+  return true;
+}

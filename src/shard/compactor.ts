@@ -23,10 +23,8 @@ import path from 'node:path';
 import { rm } from 'node:fs/promises';
 import { LIMITS } from '../config/limits.js';
 import { CompactionConflictError } from '../errors/catalogue.js';
-import { addSighting } from '../model/sighting.js';
 import { RrsetTable } from './rrset-table.js';
 import { runOnThreads, threadsFor } from '../lib/threads.js';
-import type { Observation } from '../model/observation.js';
 import { readManifest, removeLeftovers, removeUnpublished, updateManifest, waitForLock, type ShardEntry } from './manifest.js';
 import { FileLock, WriterLock } from './file-lock.js';
 import { releaseMapping } from './mapped-file.js';
@@ -34,10 +32,9 @@ import { weightOf } from './compaction-policy.js';
 import { mergedInputs, recordOnLast } from './ledger.js';
 import { ShardReader, type ShardHandle } from './shard-reader.js';
 import { blobRecord } from './blob.js';
-import { shardRrsets } from './shard-rrsets.js';
-import { mergeSorted } from '../lib/merge.js';
+import { mergeShardRrsets } from './shard-merge.js';
 import { blobLowerBound } from './blob.js';
-import { buildShardBody, writeShardFile } from './shard-writer.js';
+import { buildShard, writeShardFile } from './shard-writer.js';
 import { SHARD_HEADER_BYTES } from './format.js';
 
 export interface CompactSummary {
@@ -257,25 +254,18 @@ async function mergeRange(t: CompactRange, readers: readonly ShardReader[]): Pro
   let rrsetsIn = 0;
   const flush = async () => {
     if (batch.size === 0) return;
-    const { body, stats } = buildShardBody(batch, t.label, t.now);
+    const { body, stats } = buildShard(batch, t.label, t.now);
     batch = new RrsetTable();
     const file = await writeShardFile(t.dataDir, body, t.now, t.writer);
     written.push({ file, rrsets: stats.rrsets, bytes: body.byteLength + SHARD_HEADER_BYTES, createdAt: t.now, source: t.label });
   };
   try {
-    const inputs = readers.map((r) => {
-      const end = r.owners.offsets.length - 1;
-      const from = t.from === undefined ? 0 : blobLowerBound(r.owners, t.from);
-      const to = t.to === undefined ? end : blobLowerBound(r.owners, t.to);
-      return shardRrsets(r, from, to);
+    const from = readers.map((r) => (t.from === undefined ? 0 : blobLowerBound(r.owners, t.from)));
+    const to = readers.map((r) => (t.to === undefined ? r.owners.offsets.length - 1 : blobLowerBound(r.owners, t.to)));
+    await mergeShardRrsets(readers, from, to, () => batch, (folded) => {
+      rrsetsIn += folded;
+      return batch.size >= t.shardRrsetsMax ? flush() : undefined;
     });
-    for (const group of mergeSorted(inputs)) {
-      const merged: Observation = { ...group[0]!.rrset };
-      for (let i = 1; i < group.length; i++) addSighting(merged, group[i]!.rrset);
-      rrsetsIn += group.length;
-      batch.add(merged);
-      if (batch.size >= t.shardRrsetsMax) await flush();
-    }
     await flush();
   } catch (err) {
     for (const w of written) await rm(path.join(t.dataDir, w.file), { force: true });

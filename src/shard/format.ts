@@ -22,12 +22,19 @@ export const SHARD_HEADER_BYTES = 32;
 export const SHARD_MAGIC = Buffer.from('RRSCAN\x00\x01', 'latin1');
 export const SHARD_FILE_SUFFIX = '.rrs';
 
-export function encodeHeader(body: Uint8Array): Buffer {
+/** The header of a FlatBuffer given whole or as the pieces it is written from, in file order. */
+export function encodeHeader(body: Uint8Array | readonly Uint8Array[]): Buffer {
+  const pieces = body instanceof Uint8Array ? [body] : body;
+  let length = 0, crc = 0;
+  for (const piece of pieces) {
+    length += piece.byteLength;
+    crc = crc32(piece, crc);
+  }
   const h = Buffer.alloc(SHARD_HEADER_BYTES);
   SHARD_MAGIC.copy(h, 0);
   h.writeUInt32LE(SHARD_FORMAT_VERSION, 8);
-  h.writeBigUInt64LE(BigInt(body.byteLength), 16);
-  h.writeUInt32LE(crc32(body), 24);
+  h.writeBigUInt64LE(BigInt(length), 16);
+  h.writeUInt32LE(crc, 24);
   h.writeUInt32LE(crc32(h.subarray(16)), 12);
   return h;
 }

@@ -10,6 +10,7 @@ import { loadAddon } from '../lib/native.js';
 
 interface SortAddon {
   sortRecords(bytes: Uint8Array, offsets: Uint32Array, tiebreak?: Uint32Array): Uint32Array;
+  gatherRecords(bytes: Uint8Array, offsets: Uint32Array, ids: Uint32Array, outBytes: Uint8Array, outOffsets: Uint32Array): void;
 }
 
 const addon = loadAddon<SortAddon>('rrscan_sort');
@@ -20,4 +21,14 @@ const addon = loadAddon<SortAddon>('rrscan_sort');
  */
 export function sortRecords(bytes: Uint8Array, offsets: Uint32Array, tiebreak?: Uint32Array): Uint32Array {
   return addon.sortRecords(bytes, offsets, tiebreak);
+}
+
+/**
+ * Copies records ids[0], ids[1], ... of the blob (bytes, offsets) one after
+ * the other into outBytes (sized by the caller to their total) and their
+ * starts, plus the end, into outOffsets (ids.length + 1 entries).
+ */
+export function gatherRecords(bytes: Uint8Array, offsets: Uint32Array, ids: Uint32Array, outBytes: Uint8Array,
+  outOffsets: Uint32Array): void {
+  addon.gatherRecords(bytes, offsets, ids, outBytes, outOffsets);
 }

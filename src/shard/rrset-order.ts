@@ -23,6 +23,7 @@
 // and fail to aggregate equal ones.
 
 import { LIMITS } from '../config/limits.js';
+import type { BlobView } from './interned-blob.js';
 
 /** Joins the parts of an RRset's key; below every printable character, so a shorter part sorts first. */
 export const RRSET_KEY_SEPARATOR = '\u0001';
@@ -51,7 +52,8 @@ export interface RrsetTailColumns {
   bailiwickRank: Uint32Array;
   rdataStarts: Uint32Array;
   rdataRows: Uint32Array;
-  rdataText: readonly string[];
+  /** The rdata texts as a blob (each record with its newline, as an RrsetTable interns them). */
+  rdataText: BlobView;
 }
 
 /**
@@ -59,15 +61,22 @@ export interface RrsetTailColumns {
  * parts of rrsetKeyTail in its order, each compared as the rule says.
  */
 export function compareRrsetTails(c: RrsetTailColumns): (a: number, b: number) => number {
-  const { rrtype, bailiwick, bailiwickRank, rdataStarts, rdataRows, rdataText } = c;
+  const { rrtype, bailiwick, bailiwickRank, rdataStarts, rdataRows } = c;
+  const { bytes, offsets } = c.rdataText;
   return (a, b) => {
     const d = rrtype[a]! - rrtype[b]! || bailiwickRank[bailiwick[a]!]! - bailiwickRank[bailiwick[b]!]!;
     if (d !== 0) return d;
     const ea = rdataStarts[a + 1]!, eb = rdataStarts[b + 1]!;
     let i = rdataStarts[a]!, j = rdataStarts[b]!;
     for (; i < ea && j < eb; i++, j++) {
-      const x = rdataText[rdataRows[i]!]!, y = rdataText[rdataRows[j]!]!;
-      if (x !== y) return x < y ? -1 : 1;
+      const x = rdataRows[i]!, y = rdataRows[j]!;
+      if (x === y) continue;
+      // Each record ends with its newline, below every printable byte, so
+      // the first differing byte orders them, a prefix first, as strings.
+      let p = offsets[x]!, q = offsets[y]!;
+      const pe = offsets[x + 1]!;
+      while (p < pe && bytes[p] === bytes[q]) { p++; q++; }
+      if (p < pe) return bytes[p]! - bytes[q]!;
     }
     return (ea - i) - (eb - j);
   };

@@ -10,9 +10,10 @@
 // record) they cost about 2 KB each, the writer then spent a quarter of its
 // time in the garbage collector, and every index it built hashed the same
 // strings again. Here each owner name, bailiwick and (rrtype, rdata) value is
-// interned once into a small integer; an RRset is a row of typed columns; the
-// wire bytes of all rdata live in one arena. The shard writer reads these
-// columns directly (shard-writer.ts).
+// interned once into a small integer, its text kept as bytes in a blob
+// (interned-blob.ts: no string or Map entry per value is retained); an RRset
+// is a row of typed columns; the wire bytes of all rdata live in one arena.
+// The shard writer reads these columns and blobs directly (shard-writer.ts).
 //
 // Memory is the caller's to bound: `size` tells how many distinct RRsets are
 // held, and ingest hands the table to the writer and starts a new one when it
@@ -20,6 +21,8 @@
 
 import type { Observation, Rdata } from '../model/observation.js';
 import { addSighting, noSighting, type Sighting } from '../model/sighting.js';
+import { InternedBlob } from './interned-blob.js';
+import { reverseRecord } from './writer/blobs.js';
 
 type TypedArray = Uint8Array | Uint16Array | Uint32Array | Int32Array | Float64Array;
 interface TypedArrayClass<T extends TypedArray> {
@@ -63,6 +66,11 @@ export class Column<T extends TypedArray> {
     this.data[i] = v;
   }
 
+  /** Bytes the column's storage holds, its unused capacity included. */
+  get allocatedBytes(): number {
+    return this.data.byteLength;
+  }
+
   /** The filled part, as a view (valid until the next push). */
   view(): T {
     return this.data.subarray(0, this.length) as T;
@@ -80,31 +88,25 @@ export class Column<T extends TypedArray> {
 /** RRsets per owner found by walking its chain; beyond, by key (see RrsetTable). */
 const CHAIN_MAX = 16;
 
-function rrsetKey(owner: number, rrtype: number, bailiwick: number, rows: readonly number[]): string {
+function rrsetKey(owner: number, rrtype: number, bailiwick: number, rows: ArrayLike<number>, n: number): string {
   let key = `${owner} ${rrtype} ${bailiwick}`;
-  for (const r of rows) key += ` ${r}`;
+  for (let k = 0; k < n; k++) key += ` ${rows[k]}`;
   return key;
 }
 
-function intern(ids: Map<string, number>, list: string[], s: string): number {
-  let id = ids.get(s);
-  if (id === undefined) {
-    id = list.length;
-    ids.set(s, id);
-    list.push(s);
-  }
-  return id;
-}
-
 /**
- * The columns the shard writer reads (RrsetTable.data()): plain values that
- * can be posted to a worker thread, which rebuilds a table from them to
- * write the shard there (the live receiver, src/ingest/live/).
+ * The columns the shard writer reads (RrsetTable.data()): typed arrays only,
+ * which can be posted to a worker thread (moved, not copied), which rebuilds
+ * a table from them to write the shard there (the live receiver,
+ * src/ingest/live/).
  */
 export interface RrsetTableData {
-  names: string[];
-  bailiwicks: string[];
-  rdataText: string[];
+  nameBytes: Uint8Array<ArrayBuffer>;
+  nameStarts: Uint32Array<ArrayBuffer>;
+  bailiwickBytes: Uint8Array<ArrayBuffer>;
+  bailiwickStarts: Uint32Array<ArrayBuffer>;
+  rdataTextBytes: Uint8Array<ArrayBuffer>;
+  rdataTextStarts: Uint32Array<ArrayBuffer>;
   rdataType: Uint16Array<ArrayBuffer>;
   wireBytes: Uint8Array<ArrayBuffer>;
   wireStarts: Uint32Array<ArrayBuffer>;
@@ -120,6 +122,7 @@ export interface RrsetTableData {
   zoneTimeLast: Uint32Array<ArrayBuffer>;
 }
 
+
 /**
  * Distinct RRsets in columns. Row i of the RRset columns is one aggregated
  * RRset; its records are rdataRows[rdataStarts[i] .. rdataStarts[i+1]),
@@ -129,20 +132,17 @@ export class RrsetTable {
   /** Observations added, before aggregation. */
   observations = 0;
 
-  // Interned strings. Owner names and bailiwicks are kept apart: every name in
-  // `names` owns at least one RRset, which the writer relies on.
-  private readonly nameIds = new Map<string, number>();
-  readonly names: string[] = [];
-  private readonly bailiwickIds = new Map<string, number>();
-  readonly bailiwicks: string[] = [];
+  // Interned strings (interned-blob.ts). Owner names and bailiwicks are kept
+  // apart: every owner name owns at least one RRset, which the writer relies on.
+  readonly names: InternedBlob;
+  readonly bailiwicks: InternedBlob;
 
   // Unique rdata: (rrtype, presentation text), which within one rrtype is
-  // one-to-one with the wire form. Wire bytes go to one arena.
-  private readonly rdataIds = new Map<number, Map<string, number>>();
-  readonly rdataText: string[] = [];
-  readonly rdataType = new Column(Uint16Array);
-  readonly wireBytes = new Column(Uint8Array, 1 << 16);
-  readonly wireStarts = new Column(Uint32Array);
+  // one-to-one with the wire form; the rrtype is the text's tag. Wire bytes
+  // go to one arena.
+  readonly rdataText: InternedBlob;
+  readonly wireBytes: Column<Uint8Array<ArrayBuffer>>;
+  readonly wireStarts: Column<Uint32Array<ArrayBuffer>>;
 
   // RRsets. Each owner's RRsets form a chain (ownerHead -> nextOfOwner), so
   // finding the row an observation folds into walks the few RRsets of one
@@ -155,18 +155,22 @@ export class RrsetTable {
   private readonly ownerRrsets = new Column(Uint32Array);
   private readonly nextOfOwner = new Column(Int32Array);
   private readonly busyKeys = new Map<string, number>();
-  readonly owner = new Column(Uint32Array);
-  readonly rrtype = new Column(Uint16Array);
-  readonly bailiwick = new Column(Uint32Array);
-  readonly rdataStarts = new Column(Uint32Array);
-  readonly rdataRows = new Column(Uint32Array);
-  readonly count = new Column(Float64Array);
-  readonly timeFirst = new Column(Uint32Array);
-  readonly timeLast = new Column(Uint32Array);
-  readonly zoneTimeFirst = new Column(Uint32Array);
-  readonly zoneTimeLast = new Column(Uint32Array);
+  readonly owner: Column<Uint32Array<ArrayBuffer>>;
+  readonly rrtype: Column<Uint16Array<ArrayBuffer>>;
+  readonly bailiwick: Column<Uint32Array<ArrayBuffer>>;
+  readonly rdataStarts: Column<Uint32Array<ArrayBuffer>>;
+  readonly rdataRows: Column<Uint32Array<ArrayBuffer>>;
+  readonly count: Column<Float64Array<ArrayBuffer>>;
+  readonly timeFirst: Column<Uint32Array<ArrayBuffer>>;
+  readonly timeLast: Column<Uint32Array<ArrayBuffer>>;
+  readonly zoneTimeFirst: Column<Uint32Array<ArrayBuffer>>;
+  readonly zoneTimeLast: Column<Uint32Array<ArrayBuffer>>;
 
-  private readonly rows: number[] = [];
+  /** An RRset's rdata ids while it is added: canonicalised in place. */
+  private rows = new Uint32Array(64);
+  private rowCount = 0;
+  /** Scratch for internOwnerReversed. */
+  private reversed = new Uint8Array(256);
   private readonly scratch = noSighting();
 
   /** Set for a table rebuilt from data(): the writer may read it, but it has no index to add to. */
@@ -176,14 +180,34 @@ export class RrsetTable {
   constructor(data?: RrsetTableData) {
     this.readOnly = data !== undefined;
     if (data === undefined) {
+      this.names = new InternedBlob();
+      this.bailiwicks = new InternedBlob();
+      this.rdataText = new InternedBlob();
+      this.wireBytes = new Column(Uint8Array, 1 << 16);
+      this.wireStarts = new Column(Uint32Array);
+      this.owner = new Column(Uint32Array);
+      this.rrtype = new Column(Uint16Array);
+      this.bailiwick = new Column(Uint32Array);
+      this.rdataStarts = new Column(Uint32Array);
+      this.rdataRows = new Column(Uint32Array);
+      this.count = new Column(Float64Array);
+      this.timeFirst = new Column(Uint32Array);
+      this.timeLast = new Column(Uint32Array);
+      this.zoneTimeFirst = new Column(Uint32Array);
+      this.zoneTimeLast = new Column(Uint32Array);
       this.rdataStarts.push(0);
       this.wireStarts.push(0);
       return;
     }
-    this.names = data.names;
-    this.bailiwicks = data.bailiwicks;
-    this.rdataText = data.rdataText;
-    this.rdataType = Column.of(Uint16Array, data.rdataType);
+    this.names = new InternedBlob({
+      bytes: data.nameBytes, offsets: data.nameStarts, tags: new Uint16Array(data.nameStarts.length),
+    });
+    this.bailiwicks = new InternedBlob({
+      bytes: data.bailiwickBytes, offsets: data.bailiwickStarts, tags: new Uint16Array(data.bailiwickStarts.length),
+    });
+    this.rdataText = new InternedBlob({
+      bytes: data.rdataTextBytes, offsets: data.rdataTextStarts, tags: data.rdataType,
+    });
     this.wireBytes = Column.of(Uint8Array, data.wireBytes);
     this.wireStarts = Column.of(Uint32Array, data.wireStarts);
     this.owner = Column.of(Uint32Array, data.owner);
@@ -204,9 +228,11 @@ export class RrsetTable {
    * other thread (dataBuffers): this table is then unusable.
    */
   data(): RrsetTableData {
+    const names = this.names.data(), bailiwicks = this.bailiwicks.data(), texts = this.rdataText.data();
     return {
-      names: this.names, bailiwicks: this.bailiwicks, rdataText: this.rdataText,
-      rdataType: this.rdataType.view(), wireBytes: this.wireBytes.view(), wireStarts: this.wireStarts.view(),
+      nameBytes: names.bytes, nameStarts: names.offsets, bailiwickBytes: bailiwicks.bytes, bailiwickStarts: bailiwicks.offsets,
+      rdataTextBytes: texts.bytes, rdataTextStarts: texts.offsets, rdataType: texts.tags,
+      wireBytes: this.wireBytes.view(), wireStarts: this.wireStarts.view(),
       owner: this.owner.view(), rrtype: this.rrtype.view(), bailiwick: this.bailiwick.view(),
       rdataStarts: this.rdataStarts.view(), rdataRows: this.rdataRows.view(), count: this.count.view(),
       timeFirst: this.timeFirst.view(), timeLast: this.timeLast.view(),
@@ -219,49 +245,114 @@ export class RrsetTable {
     return this.owner.length;
   }
 
+  /** Distinct rdata held. */
+  get rdataCount(): number {
+    return this.rdataText.length;
+  }
+
+  /** The rrtype of rdata `id`. */
+  rdataType(id: number): number {
+    return this.rdataText.tag(id);
+  }
+
+  /**
+   * Bytes of memory the table's arrays hold (their capacity, slack
+   * included): what --memory-rrsets bounds, per RRset held.
+   */
+  get allocatedBytes(): number {
+    let n = this.names.allocatedBytes + this.bailiwicks.allocatedBytes + this.rdataText.allocatedBytes;
+    for (const c of [this.wireBytes, this.wireStarts, this.ownerHead, this.ownerRrsets, this.nextOfOwner, this.owner, this.rrtype,
+      this.bailiwick, this.rdataStarts, this.rdataRows, this.count, this.timeFirst, this.timeLast, this.zoneTimeFirst,
+      this.zoneTimeLast]) n += c.allocatedBytes;
+    return n;
+  }
+
   add(o: Observation): void {
     if (this.readOnly) throw new Error('RrsetTable: a table rebuilt from data() is read-only');
     this.observations++;
-    let ids = this.rdataIds.get(o.rrtype);
-    if (ids === undefined) this.rdataIds.set(o.rrtype, (ids = new Map()));
+    const rdata = o.rdata;
+    if (rdata.length > this.rows.length) this.rows = new Uint32Array(rdata.length * 2);
     const rows = this.rows;
-    rows.length = 0;
-    for (const rd of o.rdata) {
-      let id = ids.get(rd.text);
-      if (id === undefined) {
-        id = this.rdataText.length;
-        ids.set(rd.text, id);
-        this.rdataText.push(rd.text);
-        this.rdataType.push(o.rrtype);
+    const texts = this.rdataText;
+    for (let k = 0; k < rdata.length; k++) {
+      const rd = rdata[k]!;
+      const before = texts.length;
+      const id = texts.intern(rd.text, o.rrtype);
+      if (id === before) {
         this.wireBytes.pushAll(rd.wire);
         this.wireStarts.push(this.wireBytes.length);
       }
-      rows.push(id);
+      rows[k] = id;
     }
-    if (rows.length > 1) this.canonicalize(rows);
+    this.rowCount = rdata.length > 1 ? this.canonicalize(rdata.length) : rdata.length;
+    this.addRow(this.names.intern(o.rrname, 0), o.rrtype, this.bailiwicks.intern(o.bailiwick, 0), o);
+  }
 
-    const owner = intern(this.nameIds, this.names, o.rrname);
+  // The merge's way in (shard-merge.ts): the parts of an RRset read from a
+  // shard's bytes, interned without making strings, then the RRset itself.
+
+  /** The owner id of a name given as bytes with its labels reversed (a shard's owners column). */
+  internOwnerReversed(bytes: Uint8Array, from: number, to: number): number {
+    if (this.reversed.length < to - from + 2) this.reversed = new Uint8Array((to - from + 2) * 2);
+    const n = reverseRecord(bytes, from, to, this.reversed, 0);
+    return this.names.internBytes(this.reversed, 0, n, 0);
+  }
+
+  /** The bailiwick id of a name given as bytes. */
+  internBailiwick(bytes: Uint8Array, from: number, to: number): number {
+    return this.bailiwicks.internBytes(bytes, from, to, 0);
+  }
+
+  /** The rdata id of (rrtype, text bytes [textFrom, textTo)), whose wire form is wire[wireFrom, wireTo). */
+  internRdata(rrtype: number, text: Uint8Array, textFrom: number, textTo: number, wire: Uint8Array, wireFrom: number,
+    wireTo: number): number {
+    const before = this.rdataText.length;
+    const id = this.rdataText.internBytes(text, textFrom, textTo, rrtype);
+    if (id === before) {
+      this.wireBytes.pushAll(wire.subarray(wireFrom, wireTo));
+      this.wireStarts.push(this.wireBytes.length);
+    }
+    return id;
+  }
+
+  /** Room for the n rdata ids of the RRset that addStaged adds next: the caller fills it. */
+  stagedRows(n: number): Uint32Array {
+    if (n > this.rows.length) this.rows = new Uint32Array(n * 2);
+    this.rowCount = n;
+    return this.rows;
+  }
+
+  /** Adds (or folds) the RRset of owner, rrtype, bailiwick and the staged rdata ids, with sighting `s`. */
+  addStaged(owner: number, rrtype: number, bailiwick: number, s: Sighting): void {
+    if (this.readOnly) throw new Error('RrsetTable: a table rebuilt from data() is read-only');
+    this.observations++;
+    if (this.rowCount > 1) this.rowCount = this.canonicalize(this.rowCount);
+    this.addRow(owner, rrtype, bailiwick, s);
+  }
+
+  /** Folds the RRset (owner, rrtype, bailiwick, this.rows) with sighting `s` into its row, or adds it. */
+  private addRow(owner: number, rrtype: number, bailiwick: number, s: Sighting): void {
     if (owner === this.ownerHead.length) {
       this.ownerHead.push(-1);
       this.ownerRrsets.push(0);
     }
-    const bailiwick = intern(this.bailiwickIds, this.bailiwicks, o.bailiwick);
-    const have = this.find(owner, o.rrtype, bailiwick, rows);
+    const have = this.find(owner, rrtype, bailiwick);
     if (have >= 0) {
-      this.setSighting(have, addSighting(this.sightingOf(have), o));
+      this.setSighting(have, addSighting(this.sightingOf(have), s));
       return;
     }
-    this.link(owner, this.owner.length, o.rrtype, bailiwick, rows);
+    this.link(owner, this.owner.length, rrtype, bailiwick);
     this.owner.push(owner);
-    this.rrtype.push(o.rrtype);
+    this.rrtype.push(rrtype);
     this.bailiwick.push(bailiwick);
-    for (const r of rows) this.rdataRows.push(r);
+    const rows = this.rows;
+    for (let k = 0; k < this.rowCount; k++) this.rdataRows.push(rows[k]!);
     this.rdataStarts.push(this.rdataRows.length);
-    this.count.push(o.count);
-    this.timeFirst.push(o.timeFirst);
-    this.timeLast.push(o.timeLast);
-    this.zoneTimeFirst.push(o.zoneTimeFirst);
-    this.zoneTimeLast.push(o.zoneTimeLast);
+    this.count.push(s.count);
+    this.timeFirst.push(s.timeFirst);
+    this.timeLast.push(s.timeLast);
+    this.zoneTimeFirst.push(s.zoneTimeFirst);
+    this.zoneTimeLast.push(s.zoneTimeLast);
   }
 
   /** The sighting columns of row i, in a scratch object (valid until the next call). */
@@ -283,34 +374,35 @@ export class RrsetTable {
     this.zoneTimeLast.set(i, s.zoneTimeLast);
   }
 
-  /** The row of the RRset (owner, rrtype, bailiwick, rdata ids in canonical order), or -1. */
-  private find(owner: number, rrtype: number, bailiwick: number, rows: readonly number[]): number {
-    if (this.ownerRrsets.get(owner) > CHAIN_MAX) return this.busyKeys.get(rrsetKey(owner, rrtype, bailiwick, rows)) ?? -1;
+  /** The row of the RRset (owner, rrtype, bailiwick, this.rows in canonical order), or -1. */
+  private find(owner: number, rrtype: number, bailiwick: number): number {
+    const rows = this.rows, n = this.rowCount;
+    if (this.ownerRrsets.get(owner) > CHAIN_MAX) return this.busyKeys.get(rrsetKey(owner, rrtype, bailiwick, rows, n)) ?? -1;
     for (let i = this.ownerHead.get(owner); i >= 0; i = this.nextOfOwner.get(i)) {
       if (this.rrtype.get(i) !== rrtype || this.bailiwick.get(i) !== bailiwick) continue;
       const from = this.rdataStarts.get(i);
-      if (this.rdataStarts.get(i + 1) - from !== rows.length) continue;
+      if (this.rdataStarts.get(i + 1) - from !== n) continue;
       let k = 0;
-      while (k < rows.length && this.rdataRows.get(from + k) === rows[k]) k++;
-      if (k === rows.length) return i;
+      while (k < n && this.rdataRows.get(from + k) === rows[k]) k++;
+      if (k === n) return i;
     }
     return -1;
   }
 
   /** Adds row `row` (about to be pushed) to its owner's chain, and to busyKeys once the owner is busy. */
-  private link(owner: number, row: number, rrtype: number, bailiwick: number, rows: readonly number[]): void {
+  private link(owner: number, row: number, rrtype: number, bailiwick: number): void {
     this.nextOfOwner.push(this.ownerHead.get(owner));
     this.ownerHead.set(owner, row);
     const n = this.ownerRrsets.get(owner) + 1;
     this.ownerRrsets.set(owner, n);
     if (n <= CHAIN_MAX) return;
-    this.busyKeys.set(rrsetKey(owner, rrtype, bailiwick, rows), row);
+    this.busyKeys.set(rrsetKey(owner, rrtype, bailiwick, this.rows, this.rowCount), row);
     if (n > CHAIN_MAX + 1) return;
     // The owner just became busy: key the RRsets already in its chain.
     for (let i = this.nextOfOwner.get(row); i >= 0; i = this.nextOfOwner.get(i)) {
       const from = this.rdataStarts.get(i);
-      const ids = Array.from(this.rdataRows.view().subarray(from, this.rdataStarts.get(i + 1)));
-      this.busyKeys.set(rrsetKey(owner, this.rrtype.get(i), this.bailiwick.get(i), ids), i);
+      const ids = this.rdataRows.view().subarray(from, this.rdataStarts.get(i + 1));
+      this.busyKeys.set(rrsetKey(owner, this.rrtype.get(i), this.bailiwick.get(i), ids, ids.length), i);
     }
   }
 
@@ -337,21 +429,36 @@ export class RrsetTable {
     const rdata: Rdata[] = [];
     for (let j = this.rdataStarts.get(i); j < this.rdataStarts.get(i + 1); j++) {
       const id = this.rdataRows.get(j);
-      rdata.push({ text: this.rdataText[id]!, wire: this.wire(id).slice() });
+      rdata.push({ text: this.rdataText.text(id), wire: this.wire(id).slice() });
     }
     return {
-      rrname: this.names[this.owner.get(i)]!, rrtype: this.rrtype.get(i), bailiwick: this.bailiwicks[this.bailiwick.get(i)]!,
+      rrname: this.names.text(this.owner.get(i)), rrtype: this.rrtype.get(i), bailiwick: this.bailiwicks.text(this.bailiwick.get(i)),
       rdata, count: this.count.get(i), timeFirst: this.timeFirst.get(i), timeLast: this.timeLast.get(i),
       zoneTimeFirst: this.zoneTimeFirst.get(i), zoneTimeLast: this.zoneTimeLast.get(i),
     };
   }
 
-  /** Sorts an RRset's rdata ids by wire form and drops duplicates, in place. */
-  private canonicalize(rows: number[]): void {
-    rows.sort((a, b) => this.compareWire(a, b));
+  /**
+   * Sorts the first n rdata ids of this.rows by wire form and drops
+   * duplicates, in place (insertion: an RRset holds a few records; a large
+   * one is sorted by the engine); returns how many are left.
+   */
+  private canonicalize(n: number): number {
+    const rows = this.rows;
+    if (n <= 16) {
+      for (let i = 1; i < n; i++) {
+        const v = rows[i]!;
+        let j = i - 1;
+        for (; j >= 0 && this.compareWire(rows[j]!, v) > 0; j--) rows[j + 1] = rows[j]!;
+        rows[j + 1] = v;
+      }
+    } else {
+      const sorted = Array.from(rows.subarray(0, n)).sort((a, b) => this.compareWire(a, b));
+      rows.set(sorted);
+    }
     let w = 1;
-    for (let r = 1; r < rows.length; r++) if (rows[r] !== rows[w - 1]) rows[w++] = rows[r]!;
-    rows.length = w;
+    for (let r = 1; r < n; r++) if (rows[r] !== rows[w - 1]) rows[w++] = rows[r]!;
+    return w;
   }
 }
 

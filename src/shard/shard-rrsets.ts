@@ -1,6 +1,7 @@
 // Reads a shard's RRsets back as Observations, in the shard's own order
-// (rrset-order.ts), each with its sort key. Compaction merges shards by
-// these keys.
+// (rrset-order.ts), each with its sort key: for tests and tools that look at
+// a shard's contents. Compaction merges on the shards' bytes instead
+// (shard-merge.ts), in the same order.
 
 import type { Observation, Rdata } from '../model/observation.js';
 import { reverseName } from '../dns/name.js';

@@ -14,7 +14,7 @@ import { IngestedMeanwhileError } from '../errors/catalogue.js';
 import { boundLedger, ledgerOf, recordOnLast } from './ledger.js';
 import { updateManifest, type InputRecord, type ShardEntry } from './manifest.js';
 import { RrsetTable } from './rrset-table.js';
-import { buildShardBody, writeShardFile } from './shard-writer.js';
+import { buildShard, writeShardFile } from './shard-writer.js';
 
 /** A shard file an ingest run has written and not yet published. */
 export interface WrittenShard {
@@ -70,7 +70,7 @@ export class ShardSpiller {
 
   async spill(): Promise<void> {
     if (this.table.size === 0) return;
-    const { body, stats } = buildShardBody(this.table, this.label, this.now);
+    const { body, stats } = buildShard(this.table, this.label, this.now);
     this.table = new RrsetTable();
     const file = await writeShardFile(this.dataDir, body, this.now, this.writer);
     this.written.push({ file, rrsets: stats.rrsets, bytes: body.byteLength + SHARD_HEADER_BYTES });

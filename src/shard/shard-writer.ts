@@ -27,11 +27,13 @@ import { asDiskFull } from '../errors/catalogue.js';
 import { encodeHeader, SHARD_FILE_SUFFIX } from './format.js';
 import { openShard } from './shard-reader.js';
 import { assembleShard } from './writer/flatbuffer.js';
+import { joinPieces, type FlatBufferPieces } from './writer/piece-builder.js';
 import { buildFlexNames, buildFlexRdata } from './writer/flex.js';
 import { buildRdata, buildRdataIndex } from './writer/rdata.js';
 import { orderRrsets, rankNames, rrsetColumns } from './writer/rrsets.js';
 
 export { makeBlob, type BlobParts } from './writer/blobs.js';
+export type { FlatBufferPieces } from './writer/piece-builder.js';
 
 export interface ShardStats {
   rrsets: number;
@@ -41,14 +43,19 @@ export interface ShardStats {
   bytes: number;
 }
 
-/** Builds the shard of an RrsetTable's RRsets; the table is only read. */
-export function buildShardBody(table: RrsetTable, source: string, createdAt: number): { body: Uint8Array; stats: ShardStats } {
+/**
+ * Builds the shard of an RrsetTable's RRsets; the table is only read. The
+ * FlatBuffer comes as pieces (writer/piece-builder.ts) that share the
+ * table's and the phases' arrays: writeShardFile writes them with writev,
+ * so no second copy of the shard is ever made.
+ */
+export function buildShard(table: RrsetTable, source: string, createdAt: number): { body: FlatBufferPieces; stats: ShardStats } {
   const ranks = rankNames(table);
   const { order, ownerStarts } = orderRrsets(table, ranks);
   const { columns: rrsets, totals } = rrsetColumns(table, order, ranks.bailiwickRank);
   const rdata = buildRdata(table, order);
   const index = buildRdataIndex(rdata);
-  const flexNames = buildFlexNames(table.names, ranks.owners.order, ownerStarts, rrsets);
+  const flexNames = buildFlexNames(table.names.view(), ranks.ownerRank, ownerStarts, rrsets);
   const flexRdata = buildFlexRdata(rdata, rrsets);
   const body = assembleShard({
     owners: ranks.owners.sorted, ownerStarts, bailiwicks: ranks.bailiwicks.sorted,
@@ -63,6 +70,12 @@ export function buildShardBody(table: RrsetTable, source: string, createdAt: num
   };
 }
 
+/** buildShard with the FlatBuffer in one buffer (tests and tools: a copy of the whole shard). */
+export function buildShardBody(table: RrsetTable, source: string, createdAt: number): { body: Uint8Array; stats: ShardStats } {
+  const { body, stats } = buildShard(table, source, createdAt);
+  return { body: joinPieces(body), stats };
+}
+
 /**
  * Publishes a shard body as `<dir>/<created>-<writer>-<random>.rrs`, where
  * `writer` is the run's WriterLock id (file-lock.ts): temp file, fsync, rename,
@@ -70,14 +83,14 @@ export function buildShardBody(table: RrsetTable, source: string, createdAt: num
  * Returns the file name (not the path). Nothing references the file until
  * the caller swaps it into the manifest.
  */
-export async function writeShardFile(dir: string, body: Uint8Array, createdAt: number, writer: string): Promise<string> {
+export async function writeShardFile(dir: string, body: FlatBufferPieces, createdAt: number, writer: string): Promise<string> {
   const name = shardFileName(createdAt, writer);
   const final = path.join(dir, name);
   const tmp = path.join(dir, `.${name}.tmp`);
   const fh = await fsp.open(tmp, 'wx').catch((err: unknown) => { throw asDiskFull(err, dir, `shard ${name}`); });
   try {
     try {
-      await writeFully(fh, [encodeHeader(body), body]);
+      await writeFully(fh, [encodeHeader(body.pieces), ...body.pieces]);
       await fh.sync();
     } finally {
       await fh.close();

@@ -13,7 +13,8 @@
 //   delta-coded (first id as is, then id - previous id, always >= 1) in
 //   unsigned LEB128 (7 bits per byte, high bit = more bytes follow).
 //
-// Building is two passes over the blob with typed arrays only (no Map, no
+// Building (native/trigram.cc: in JavaScript it was the writer's largest
+// single step) is two passes over the blob with flat tables only (no map, no
 // per-trigram arrays): pass 1 learns, for every trigram, the exact byte size
 // of its delta-coded postings (the delta of each new (trigram, record) pair
 // is known from the last record that had the trigram); a prefix sum places
@@ -32,6 +33,7 @@
 import assert from 'node:assert/strict';
 import type { TrigramQuery } from '../model/trigram-query.js';
 import { lowerBound } from '../lib/lower-bound.js';
+import { loadAddon } from '../lib/native.js';
 import type { BlobColumns } from './blob.js';
 
 export interface TrigramIndexParts {
@@ -40,121 +42,25 @@ export interface TrigramIndexParts {
   postings: Uint8Array;
 }
 
-// Dense numbering of the bytes a lower-cased record can hold: 0x20..0x7E
-// minus A..Z = 69 symbols, numbered in byte order so dense order is code order.
-const SYMBOLS = 69;
-const DENSE = new Int16Array(256).fill(-1);
-const SYMBOL_BYTE = new Uint8Array(SYMBOLS);
-{
-  let d = 0;
-  for (let b = 0x20; b <= 0x7e; b++) {
-    if (b >= 0x41 && b <= 0x5a) continue;
-    SYMBOL_BYTE[d] = b;
-    DENSE[b] = d++;
-  }
-  assert.equal(d, SYMBOLS);
-  for (let b = 0x41; b <= 0x5a; b++) DENSE[b] = DENSE[b | 0x20]!;
-}
-const SPACE = SYMBOLS * SYMBOLS * SYMBOLS;
-
-function varintLength(v: number): number {
-  return v < 0x80 ? 1 : v < 0x4000 ? 2 : v < 0x200000 ? 3 : v < 0x10000000 ? 4 : 5;
+interface TrigramAddon {
+  buildTrigramIndex(blob: Uint8Array, offsets: Uint32Array):
+  TrigramIndexParts | { badRecord: number; badOffset: number } | { unterminated: number };
 }
 
-/** Builds the index of a blob (over its lower-cased bytes). */
+const addon = loadAddon<TrigramAddon>('rrscan_trigram');
+
+/** Builds the index of a blob (over its lower-cased bytes), natively: native/trigram.cc. */
 export function buildTrigramIndex(view: BlobColumns): TrigramIndexParts {
   const { blob, offsets } = view;
   const n = offsets.length - 1;
   assert.ok(n >= 0 && offsets[n] === blob.length, 'offsets must end at the blob length');
-  // last[t] = 1 + the last record that had trigram t (0: none yet).
-  const last = new Uint32Array(SPACE);
-  // Postings bytes per trigram: at most 5 per record, so < 2^32 for any shard.
-  const size = new Uint32Array(SPACE);
-
-  // Pass 1: postings byte size per trigram.
-  for (let r = 0; r < n; r++) {
-    const s = offsets[r]!;
-    const e = offsets[r + 1]! - 1; // excludes the `\n`
-    assert.ok(e >= s && blob[e] === 0x0a, `record ${r} does not end with \\n`);
-    if (e - s < 3) {
-      for (let p = s; p < e; p++) if (DENSE[blob[p]!]! < 0) badByte(blob, p, r);
-      continue;
-    }
-    let a = DENSE[blob[s]!]!;
-    let b = DENSE[blob[s + 1]!]!;
-    if (a < 0) badByte(blob, s, r);
-    if (b < 0) badByte(blob, s + 1, r);
-    const tag = r + 1;
-    for (let p = s + 2; p < e; p++) {
-      const c = DENSE[blob[p]!]!;
-      if (c < 0) badByte(blob, p, r);
-      const t = (a * SYMBOLS + b) * SYMBOLS + c;
-      const prev = last[t]!;
-      if (prev !== tag) {
-        size[t] += varintLength(prev === 0 ? r : r - (prev - 1));
-        last[t] = tag;
-      }
-      a = b;
-      b = c;
-    }
+  const r = addon.buildTrigramIndex(blob, offsets);
+  if ('unterminated' in r) assert.fail(`record ${r.unterminated} does not end with \\n`);
+  if ('badRecord' in r) {
+    assert.fail(`record ${r.badRecord} holds byte 0x${blob[r.badOffset]!.toString(16)} at blob offset ${r.badOffset}; ` +
+      'records must be printable ASCII');
   }
-
-  // Place each key's postings.
-  let keyCount = 0;
-  let total = 0;
-  for (let t = 0; t < SPACE; t++) if (size[t]! > 0) { keyCount++; total += size[t]!; }
-  assert.ok(total < 2 ** 32 && n < 2 ** 28, 'trigram postings exceed 4 GiB');
-  const keys = new Uint32Array(keyCount);
-  const starts = new Uint32Array(keyCount + 1);
-  // Reuse `size` as the write cursor of each trigram.
-  const cursor = size;
-  let k = 0;
-  let at = 0;
-  for (let t = 0; t < SPACE; t++) {
-    const len = size[t]!;
-    if (len === 0) continue;
-    const a = Math.floor(t / (SYMBOLS * SYMBOLS));
-    const b = Math.floor(t / SYMBOLS) % SYMBOLS;
-    const c = t % SYMBOLS;
-    keys[k] = (SYMBOL_BYTE[a]! << 16) | (SYMBOL_BYTE[b]! << 8) | SYMBOL_BYTE[c]!;
-    starts[k] = at;
-    cursor[t] = at;
-    at += len;
-    k++;
-  }
-  starts[keyCount] = at;
-
-  // Pass 2: write the delta varints.
-  const postings = new Uint8Array(total);
-  last.fill(0);
-  for (let r = 0; r < n; r++) {
-    const s = offsets[r]!;
-    const e = offsets[r + 1]! - 1;
-    if (e - s < 3) continue;
-    let a = DENSE[blob[s]!]!;
-    let b = DENSE[blob[s + 1]!]!;
-    const tag = r + 1;
-    for (let p = s + 2; p < e; p++) {
-      const c = DENSE[blob[p]!]!;
-      const t = (a * SYMBOLS + b) * SYMBOLS + c;
-      const prev = last[t]!;
-      if (prev !== tag) {
-        let v = prev === 0 ? r : r - (prev - 1);
-        let w = cursor[t]!;
-        while (v >= 0x80) { postings[w++] = (v & 0x7f) | 0x80; v >>>= 7; }
-        postings[w++] = v;
-        cursor[t] = w;
-        last[t] = tag;
-      }
-      a = b;
-      b = c;
-    }
-  }
-  return { keys, starts, postings };
-}
-
-function badByte(blob: Uint8Array, p: number, r: number): never {
-  assert.fail(`record ${r} holds byte 0x${blob[p]!.toString(16)} at blob offset ${p}; records must be printable ASCII`);
+  return r;
 }
 
 /** Encodes ascending ids as delta LEB128 (tests and tools; the builder writes in place). */

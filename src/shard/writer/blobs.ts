@@ -8,7 +8,8 @@
 
 import assert from 'node:assert/strict';
 import { LIMITS } from '../../config/limits.js';
-import { sortRecords } from '../record-sort.js';
+import { gatherRecords, sortRecords } from '../record-sort.js';
+import type { BlobView } from '../interned-blob.js';
 
 /** Records joined with a trailing newline each; record i is bytes[offsets[i] .. offsets[i+1]). */
 export interface BlobParts {
@@ -48,35 +49,95 @@ export function makeBlob(records: readonly string[]): BlobParts {
   return { bytes, offsets };
 }
 
-/** Strings in the shard's byte order: order[k] is the index of the k-th smallest; `sorted` is their blob in that order. */
+/** Records in the shard's byte order: order[k] is the index of the k-th smallest; `sorted` is their blob in that order. */
 export interface SortedBlob {
   order: Uint32Array;
   sorted: BlobParts;
 }
 
-/** Sorted order of strings (printable ASCII) by the shard's byte order. */
-export function sortedOrder(keys: readonly string[], tiebreak?: Uint32Array): Uint32Array {
-  return sortedBlob(keys, tiebreak).order;
+/**
+ * The sorted order of a blob's records (printable ASCII, each with its
+ * newline) by the shard's byte order, and the blob of them in that order.
+ * Equal records are ordered by `tiebreak`, then by position.
+ */
+export function sortBlob(blob: BlobView, tiebreak?: Uint32Array): SortedBlob {
+  const order = sortRecords(blob.bytes, blob.offsets, tiebreak);
+  return { order, sorted: gatherBlob(blob, order) };
 }
 
+/** The records ids[0], ids[1], ... of a blob as a blob of their own (copied natively: native/sort.cc). */
+export function gatherBlob(blob: BlobView, ids: Uint32Array): BlobParts {
+  const at = blob.offsets;
+  const n = ids.length;
+  let total = 0;
+  for (let k = 0; k < n; k++) total += at[ids[k]! + 1]! - at[ids[k]!]!;
+  const bytes = Buffer.allocUnsafe(total);
+  const offsets = new Uint32Array(n + 1);
+  gatherRecords(blob.bytes, at, ids, bytes, offsets);
+  return { bytes, offsets };
+}
+
+/** Whether records i of `a` and j of `b` hold the same bytes. */
+export function sameRecord(a: BlobView, i: number, b: BlobView, j: number): boolean {
+  let p = a.offsets[i]!, q = b.offsets[j]!;
+  const pe = a.offsets[i + 1]!;
+  if (pe - p !== b.offsets[j + 1]! - q) return false;
+  for (; p < pe; p++, q++) if (a.bytes[p] !== b.bytes[q]) return false;
+  return true;
+}
+
+/** Scratch for reverseRecord: where each label of the name being reversed ends. */
+let labelEnds = new Int32Array(256);
+
 /**
- * The sorted order of strings and the blob of them in that order. The sorted
- * blob is the unsorted one with its records moved, not the strings encoded
- * and checked a second time.
+ * Writes the name bytes src[s, e) (no newline) with its labels in reverse
+ * order at dst[at], as reverseName (dns/name.ts) does to a string: a
+ * trailing unescaped dot dropped, labels split at unescaped dots, joined in
+ * reverse with a dot after each, "" and "." give ".". Returns the end.
  */
-export function sortedBlob(keys: readonly string[], tiebreak?: Uint32Array): SortedBlob {
-  const blob = makeBlob(keys);
-  const order = sortRecords(blob.bytes, blob.offsets, tiebreak);
-  const bytes = Buffer.allocUnsafe(blob.bytes.length);
-  const offsets = new Uint32Array(order.length + 1);
-  let at = 0;
-  for (let k = 0; k < order.length; k++) {
-    offsets[k] = at;
-    const from = blob.offsets[order[k]!]!, to = blob.offsets[order[k]! + 1]!;
-    for (let j = from; j < to; j++) bytes[at++] = blob.bytes[j]!;
+export function reverseRecord(src: Uint8Array, s: number, e: number, dst: Uint8Array, at: number): number {
+  if (e === s || (e - s === 1 && src[s] === 0x2e)) {
+    dst[at] = 0x2e;
+    return at + 1;
   }
-  offsets[order.length] = at;
-  return { order, sorted: { bytes, offsets } };
+  let end = e;
+  if (src[e - 1] === 0x2e) {
+    let backslashes = 0;
+    for (let i = e - 2; i >= s && src[i] === 0x5c; i--) backslashes++;
+    if ((backslashes & 1) === 0) end = e - 1;
+  }
+  if (end - s + 1 > labelEnds.length) labelEnds = new Int32Array((end - s + 1) * 2);
+  let labels = 0;
+  for (let i = s; i < end; i++) {
+    const c = src[i]!;
+    if (c === 0x5c) i++;
+    else if (c === 0x2e) labelEnds[labels++] = i;
+  }
+  labelEnds[labels++] = end;
+  for (let k = labels - 1; k >= 0; k--) {
+    const from = k === 0 ? s : labelEnds[k - 1]! + 1;
+    const to = labelEnds[k]!;
+    for (let j = from; j < to; j++) dst[at++] = src[j]!;
+    dst[at++] = 0x2e;
+  }
+  return at;
+}
+
+/** A blob of names with each record's labels reversed (reverseRecord), in the same order. */
+export function reversedNames(blob: BlobView): BlobParts {
+  const { bytes: src, offsets: at } = blob;
+  const n = at.length - 1;
+  // Reversing adds at most one byte (a dot where the name had none at its end).
+  const bytes = Buffer.allocUnsafe(src.length + n);
+  const offsets = new Uint32Array(n + 1);
+  let w = 0;
+  for (let i = 0; i < n; i++) {
+    offsets[i] = w;
+    w = reverseRecord(src, at[i]!, at[i + 1]! - 1, bytes, w);
+    bytes[w++] = 0x0a;
+  }
+  offsets[n] = w;
+  return { bytes: bytes.subarray(0, w), offsets };
 }
 
 /** The rank of each index in a sorted order: the inverse permutation. */

@@ -7,7 +7,7 @@
 // (test/unit/shard/shard-bytes.test.ts).
 
 import assert from 'node:assert/strict';
-import * as flatbuffers from 'flatbuffers';
+import type * as flatbuffers from 'flatbuffers';
 import { LIMITS } from '../../config/limits.js';
 import { SHARD_FORMAT_VERSION } from '../format.js';
 import {
@@ -15,6 +15,7 @@ import {
 } from '../generated/shard_generated.js';
 import type { TrigramIndexParts } from '../trigram-index.js';
 import type { BlobParts } from './blobs.js';
+import { PieceBuilder, type FlatBufferPieces } from './piece-builder.js';
 import type { FlexNamesParts, FlexRdataParts } from './flex.js';
 import type { Csr, RdataIndexParts, RdataParts } from './rdata.js';
 import type { RrsetColumns, ShardTotals } from './rrsets.js';
@@ -35,12 +36,16 @@ export interface ShardParts {
   flexRdata: FlexRdataParts;
 }
 
-/** The FlatBuffer of a shard; asserts that it stays within LIMITS.shardBytesMax. */
-export function assembleShard(p: ShardParts, source: string, createdAt: number): Uint8Array {
+/**
+ * The FlatBuffer of a shard, as pieces that refer to the parts' own arrays
+ * (piece-builder.ts); asserts that it stays within LIMITS.shardBytesMax.
+ */
+export function assembleShard(p: ShardParts, source: string, createdAt: number): FlatBufferPieces {
   const estimate = estimateBytes(p);
   assert.ok(estimate < LIMITS.shardBytesMax * LIMITS.shardBytesEstimateSlackRatio,
     `shard of ${estimate} bytes exceeds shardBytesMax; the ingest run must split it`);
-  const b = new flatbuffers.Builder(Math.min(FLATBUFFER_BYTES_MAX, Math.ceil(estimate * LIMITS.shardBuilderHeadroomRatio)));
+  const pb = new PieceBuilder();
+  const b = pb.asBuilder();
   const flexNames = addFlexNames(b, p.flexNames);
   const flexRdata = addFlexRdata(b, p.flexRdata);
   const rdata = addRdata(b, p.rdata);
@@ -55,10 +60,12 @@ export function assembleShard(p: ShardParts, source: string, createdAt: number):
   Shard.addRdataIndex(b, rdataIndex); Shard.addFlexNames(b, flexNames); Shard.addFlexRdata(b, flexRdata);
   Shard.addSource(b, src);
   Shard.finishShardBuffer(b, Shard.endShard(b));
-  return b.asUint8Array();
+  const out = pb.pieces();
+  assert.ok(out.byteLength <= FLATBUFFER_BYTES_MAX, `shard FlatBuffer of ${out.byteLength} bytes exceeds the format's 2 GiB`);
+  return out;
 }
 
-/** A FlatBuffer's offsets are signed 32-bit: no builder can hold more. */
+/** A FlatBuffer's offsets are signed 32-bit: no buffer can hold more. */
 const FLATBUFFER_BYTES_MAX = 2 ** 31 - 1;
 
 // The estimate's bytes per row: each row's vector elements, rounded up. A
@@ -90,20 +97,9 @@ function estimateBytes(p: ShardParts): number {
 
 type Typed = Uint8Array | Uint16Array | Uint32Array | Float64Array;
 
-/**
- * A vector copied in one memcpy. The generated create*Vector() helpers add
- * one element per call (~10x slower on millions of rows); this does what the
- * runtime's own createByteVector() does, for any element size, and keeps the
- * element count right (createByteVector would record a byte count).
- */
+/** A vector of a typed array's elements, kept by reference (PieceBuilder.typedVector). */
 function typedVector(b: flatbuffers.Builder, a: Typed): flatbuffers.Offset {
-  const bytes = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
-  b.startVector(a.BYTES_PER_ELEMENT, a.length, a.BYTES_PER_ELEMENT);
-  const inner = b as unknown as { space: number; bb: flatbuffers.ByteBuffer };
-  inner.space -= bytes.length;
-  inner.bb.setPosition(inner.space);
-  inner.bb.bytes().set(bytes, inner.space);
-  return b.endVector();
+  return (b as unknown as PieceBuilder).typedVector(a);
 }
 
 // One function per table of the schema: each adds the table's vectors, then

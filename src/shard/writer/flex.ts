@@ -9,7 +9,9 @@ import { isFlexRdataType } from '../../dns/rrtype.js';
 import { minNonZero } from '../../model/sighting.js';
 import { Column } from '../rrset-table.js';
 import { buildTrigramIndex, type TrigramIndexParts } from '../trigram-index.js';
-import { makeBlob, sortedBlob, sortedOrder, type BlobParts } from './blobs.js';
+import { gatherBlob, sameRecord, sortBlob, type BlobParts } from './blobs.js';
+import type { BlobView } from '../interned-blob.js';
+import { sortRecords } from '../record-sort.js';
 import type { RdataParts } from './rdata.js';
 import { firstSeen, lastSeen, type RrsetColumns } from './rrsets.js';
 
@@ -30,16 +32,16 @@ export interface FlexNamesParts {
 /**
  * Sorts the owners by forward name and gives each one entry per rrtype,
  * spanning the sightings of that owner's RRsets of that type.
- * `ownerByRank[k]` is the owner id of rank k, whose RRsets are rows
- * ownerStarts[k] .. ownerStarts[k+1] of `rrsets`.
+ * `names` are the owner names by id, `ownerRank[id]` the rank of owner id,
+ * whose RRsets are rows ownerStarts[rank] .. ownerStarts[rank+1] of `rrsets`.
  */
-export function buildFlexNames(names: readonly string[], ownerByRank: Uint32Array, ownerStarts: Uint32Array,
+export function buildFlexNames(names: BlobView, ownerRank: Uint32Array, ownerStarts: Uint32Array,
   rrsets: RrsetColumns): FlexNamesParts {
-  const nOwners = ownerByRank.length;
-  const forwardByRank: string[] = new Array(nOwners);
-  for (let k = 0; k < nOwners; k++) forwardByRank[k] = names[ownerByRank[k]!]!;
-  const forward = sortedBlob(forwardByRank);
-  const nameOrder = forward.order;
+  const nOwners = ownerRank.length;
+  // Owner names are distinct, so sorting them by id or by rank gives one order.
+  const forward = sortBlob(names);
+  const nameOrder = new Uint32Array(nOwners);
+  for (let k = 0; k < nOwners; k++) nameOrder[k] = ownerRank[forward.order[k]!]!;
   const entryStarts = new Uint32Array(nOwners + 1);
   const eType = new Column(Uint16Array), eFirst = new Column(Uint32Array), eLast = new Column(Uint32Array);
   for (let k = 0; k < nOwners; k++) {
@@ -83,18 +85,22 @@ export interface FlexRdataParts {
  * the sightings of the RRsets that hold it.
  */
 export function buildFlexRdata(rdata: RdataParts, rrsets: RrsetColumns): FlexRdataParts {
-  const { text, type, rdataRrset } = rdata;
-  const flexIds: number[] = [];
-  for (let id = 0; id < type.length; id++) if (isFlexRdataType(type[id]!)) flexIds.push(id);
-  const flexOrder = sortedOrder(flexIds.map((id) => text[id]!), Uint32Array.from(flexIds, (id) => type[id]!));
-  const values: string[] = [];
+  const { textBlob, type, rdataRrset } = rdata;
+  const flexIds = new Column(Uint32Array), flexTypes = new Column(Uint32Array);
+  for (let id = 0; id < type.length; id++) {
+    if (isFlexRdataType(type[id]!)) { flexIds.push(id); flexTypes.push(type[id]!); }
+  }
+  const flexTexts = gatherBlob(textBlob, flexIds.view());
+  const flexOrder = sortRecords(flexTexts.bytes, flexTexts.offsets, flexTypes.view());
+  const values = new Column(Uint32Array); // the record of flexTexts that each value was taken from
   const vStarts = new Column(Uint32Array);
   const vType = new Column(Uint16Array), vRdata = new Column(Uint32Array);
   const vFirst = new Column(Uint32Array), vLast = new Column(Uint32Array);
   for (let k = 0; k < flexOrder.length; k++) {
-    const id = flexIds[flexOrder[k]!]!;
-    if (values.length === 0 || values[values.length - 1] !== text[id]) {
-      values.push(text[id]!);
+    const r = flexOrder[k]!;
+    const id = flexIds.get(r);
+    if (values.length === 0 || !sameRecord(flexTexts, values.get(values.length - 1), flexTexts, r)) {
+      values.push(r);
       vStarts.push(vType.length);
     }
     let first = 0, last = 0;
@@ -106,7 +112,7 @@ export function buildFlexRdata(rdata: RdataParts, rrsets: RrsetColumns): FlexRda
     vType.push(type[id]!); vRdata.push(id); vFirst.push(first); vLast.push(last);
   }
   vStarts.push(vType.length);
-  const blob = makeBlob(values);
+  const blob = gatherBlob(flexTexts, values.view());
   return {
     values: blob, trigrams: buildTrigramIndex({ blob: blob.bytes, offsets: blob.offsets }),
     entryStarts: vStarts.view(), entryType: vType.view(), entryRdata: vRdata.view(), entryFirst: vFirst.view(), entryLast: vLast.view(),

@@ -6,12 +6,12 @@
 // strings cost about a microsecond per record here.
 
 import assert from 'node:assert/strict';
-import { reverseName } from '../../dns/name.js';
-import { rdataTargetName } from '../../dns/rdata-names.js';
+import { rdataTargetRange } from '../../dns/rdata-names.js';
 import { RR } from '../../dns/rrtype.js';
 import { Column, type RrsetTable } from '../rrset-table.js';
+import type { BlobView } from '../interned-blob.js';
 import { sortRecords } from '../record-sort.js';
-import { makeBlob, sortedOrder, type BlobParts } from './blobs.js';
+import { gatherBlob, reverseRecord, reversedNames, sameRecord, type BlobParts } from './blobs.js';
 
 /** Compressed rows: group g holds rows[starts[g] .. starts[g+1]). */
 export interface Csr {
@@ -26,7 +26,7 @@ export interface RdataParts {
   /** RRsets of each rdata, ascending. */
   rdataRrset: Csr;
   type: Uint16Array;
-  text: string[];
+  /** Presentation text of rdata id, record id of this blob. */
   textBlob: BlobParts;
   /** Wire form of rdata id: wireBytes[wireOffsets[id] .. wireOffsets[id+1]). */
   wireBytes: Uint8Array;
@@ -42,26 +42,26 @@ export function buildRdata(table: RrsetTable, order: Uint32Array): RdataParts {
   const { rrsetRdata, oldOf } = numberRdata(table, order);
   const nRdata = oldOf.length;
   const type = new Uint16Array(nRdata);
-  const text: string[] = new Array(nRdata);
   const wireOffsets = new Uint32Array(nRdata + 1);
   const wireFrom = table.wireStarts.view();
   const arena = table.wireBytes.view();
   const wireBytes = new Uint8Array(arena.length);
   for (let id = 0, w = 0; id < nRdata; id++) {
     const old = oldOf[id]!;
-    type[id] = table.rdataType.get(old);
-    text[id] = table.rdataText[old]!;
+    type[id] = table.rdataType(old);
     wireOffsets[id] = w;
     // A byte loop: records are a few bytes, and a subarray per record cost more than the copy.
     for (let k = wireFrom[old]!; k < wireFrom[old + 1]!; k++) wireBytes[w++] = arena[k]!;
     wireOffsets[id + 1] = w;
   }
-  return { rrsetRdata, rdataRrset: invert(rrsetRdata, nRdata), type, text, textBlob: makeBlob(text), wireBytes, wireOffsets };
+  return {
+    rrsetRdata, rdataRrset: invert(rrsetRdata, nRdata), type, textBlob: gatherBlob(table.rdataText.view(), oldOf), wireBytes, wireOffsets,
+  };
 }
 
 /** Each RRset's rdata as new ids (first appearance in shard order), and the table's id of each new id. */
 function numberRdata(table: RrsetTable, order: Uint32Array): { rrsetRdata: Csr; oldOf: Uint32Array } {
-  const n = order.length, nRdata = table.rdataText.length;
+  const n = order.length, nRdata = table.rdataCount;
   const tRdStarts = table.rdataStarts.view(), tRdRows = table.rdataRows.view();
   const newId = new Int32Array(nRdata).fill(-1);
   const oldOf = new Uint32Array(nRdata);
@@ -114,15 +114,23 @@ export interface RdataIndexParts {
 /** Builds the inverse indexes from rdata to the ids that hold a target name, an address or a wire form. */
 export function buildRdataIndex(rdata: RdataParts): RdataIndexParts {
   const ip4Ids: number[] = [], ip6Ids: number[] = [];
-  const targetRev: string[] = [], targetId: number[] = [];
+  const text = rdata.textBlob;
+  // Target names, reversed, as a blob of their own (a name grows by at most one byte reversed).
+  const targetBytes = Buffer.allocUnsafe(text.bytes.length + rdata.type.length);
+  const targetStarts = new Column(Uint32Array);
+  const targetId = new Column(Uint32Array);
+  targetStarts.push(0);
+  const range = new Int32Array(2);
+  let w = 0;
   for (let id = 0; id < rdata.type.length; id++) {
     const t = rdata.type[id]!;
     const len = rdata.wireOffsets[id + 1]! - rdata.wireOffsets[id]!;
     if (t === RR.A && len === 4) ip4Ids.push(id);
     else if (t === RR.AAAA && len === 16) ip6Ids.push(id);
-    const target = rdataTargetName(t, rdata.text[id]!);
-    if (target !== undefined) {
-      targetRev.push(reverseName(target));
+    if (rdataTargetRange(t, text.bytes, text.offsets[id]!, text.offsets[id + 1]! - 1, range)) {
+      w = reverseRecord(text.bytes, range[0]!, range[1]!, targetBytes, w);
+      targetBytes[w++] = 0x0a;
+      targetStarts.push(w);
       targetId.push(id);
     }
   }
@@ -130,7 +138,7 @@ export function buildRdataIndex(rdata: RdataParts): RdataIndexParts {
   const ip4 = sortedWireIds(rdata, ip4Ids, 4);
   const ip6 = sortedWireIds(rdata, ip6Ids, 16);
   return {
-    ...targetNameIndex(targetRev, targetId),
+    ...targetNameIndex({ bytes: targetBytes.subarray(0, w), offsets: targetStarts.view() }, targetId.view()),
     ip4Keys: bigEndianWords(ip4.keys), ip4Rdata: ip4.ids, ip6Keys: ip6.keys, ip6Rdata: ip6.ids,
     wireOrder: sortRecords(rdata.wireBytes, rdata.wireOffsets, Uint32Array.from(rdata.type)),
   };
@@ -141,22 +149,27 @@ export function buildRdataIndex(rdata: RdataParts): RdataIndexParts {
  * range). Ties (one target name, several rdata) keep rdata id order:
  * sortRecords breaks ties by position and targetId ascends.
  */
-function targetNameIndex(targetRev: readonly string[], targetId: readonly number[]):
+function targetNameIndex(targetRev: BlobView, targetId: Uint32Array):
 Pick<RdataIndexParts, 'nameKeys' | 'nameStarts' | 'nameRdata' | 'nameFwdOrder'> {
-  const targetOrder = sortedOrder(targetRev);
-  const keys: string[] = [];
+  const targetOrder = sortRecords(targetRev.bytes, targetRev.offsets);
+  const keys = new Column(Uint32Array);
   const nameStarts = new Column(Uint32Array);
   const nameRdata = new Uint32Array(targetOrder.length);
   for (let k = 0; k < targetOrder.length; k++) {
-    const key = targetRev[targetOrder[k]!]!;
-    if (keys.length === 0 || keys[keys.length - 1] !== key) {
-      keys.push(key);
+    const r = targetOrder[k]!;
+    if (keys.length === 0 || !sameRecord(targetRev, keys.get(keys.length - 1), targetRev, r)) {
+      keys.push(r);
       nameStarts.push(k);
     }
-    nameRdata[k] = targetId[targetOrder[k]!]!;
+    nameRdata[k] = targetId[r]!;
   }
   nameStarts.push(targetOrder.length);
-  return { nameKeys: makeBlob(keys), nameStarts: nameStarts.view(), nameRdata, nameFwdOrder: sortedOrder(keys.map(reverseName)) };
+  const nameKeys = gatherBlob(targetRev, keys.view());
+  return { nameKeys, nameStarts: nameStarts.view(), nameRdata, nameFwdOrder: sortRecords(...blobArgs(reversedNames(nameKeys))) };
+}
+
+function blobArgs(b: BlobParts): [Uint8Array, Uint32Array] {
+  return [b.bytes, b.offsets];
 }
 
 /** Rdata ids of fixed-size wire forms, sorted by wire then id, with their keys side by side. */

@@ -4,11 +4,10 @@
 // compares small integers and only breaks rare ties on the rdata strings.
 
 import assert from 'node:assert/strict';
-import { reverseName } from '../../dns/name.js';
 import { minNonZero } from '../../model/sighting.js';
 import type { RrsetTable } from '../rrset-table.js';
 import { compareRrsetTails, sortRrsets, type RrsetOrder } from '../rrset-order.js';
-import { ranksOf, sortedBlob, type SortedBlob } from './blobs.js';
+import { ranksOf, reversedNames, sortBlob, type SortedBlob } from './blobs.js';
 
 /** Owner names (reversed) and bailiwicks in byte order, and each interned id's rank in it. */
 export interface NameRanks {
@@ -26,8 +25,8 @@ export interface NameRanks {
  * The sorted blobs are stored as they are.
  */
 export function rankNames(table: RrsetTable): NameRanks {
-  const owners = sortedBlob(table.names.map(reverseName));
-  const bailiwicks = sortedBlob(table.bailiwicks);
+  const owners = sortBlob(reversedNames(table.names.view()));
+  const bailiwicks = sortBlob(table.bailiwicks.view());
   return { owners, ownerRank: ranksOf(owners.order), bailiwicks, bailiwickRank: ranksOf(bailiwicks.order) };
 }
 
@@ -39,7 +38,7 @@ export function rankNames(table: RrsetTable): NameRanks {
 export function orderRrsets(table: RrsetTable, ranks: NameRanks): RrsetOrder {
   const compareTails = compareRrsetTails({
     rrtype: table.rrtype.view(), bailiwick: table.bailiwick.view(), bailiwickRank: ranks.bailiwickRank,
-    rdataStarts: table.rdataStarts.view(), rdataRows: table.rdataRows.view(), rdataText: table.rdataText,
+    rdataStarts: table.rdataStarts.view(), rdataRows: table.rdataRows.view(), rdataText: table.rdataText.view(),
   });
   const sorted = sortRrsets(table.owner.view(), ranks.ownerRank, compareTails);
   const { ownerStarts } = sorted;

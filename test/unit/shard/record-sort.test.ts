@@ -37,6 +37,15 @@ describe('sortRecords', () => {
     expect(order(records)).toEqual(expected);
   });
 
+  it('breaks ties by tiebreak, then position, on the radix path too (5,000 records, many equal)', () => {
+    const rng = new Prng(9);
+    const records = Array.from({ length: 5_000 }, () => `n${rng.below(40)}.example.`);
+    const tiebreak = records.map(() => rng.below(3));
+    const expected = records.map((s, i) => [s, tiebreak[i]!, i] as const)
+      .sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : x[1] - y[1] || x[2] - y[2])).map((x) => x[2]);
+    expect(order(records, tiebreak)).toEqual(expected);
+  });
+
   it('sorts raw bytes, zeros included, and refuses offsets outside the bytes', () => {
     const bytes = Uint8Array.of(1, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0);
     expect([...sortRecords(bytes, Uint32Array.of(0, 2, 4, 5, 15))]).toEqual([2, 0, 1, 3]);
