@@ -19,7 +19,7 @@ import { ClickHouse } from '../clickhouse/client.js';
 import { initSchema } from '../clickhouse/schema.js';
 import { compact, type CompactSummary } from '../shard/compactor.js';
 import { AutoCompactor } from '../shard/auto-compactor.js';
-import { DEFAULT_POLICY, type TieredPolicy } from '../shard/compaction-policy.js';
+import { DEFAULT_POLICY, topShardRrsetsFor, type TieredPolicy } from '../shard/compaction-policy.js';
 import { readManifest, requireDataDir } from '../shard/manifest.js';
 import { demoObservations } from '../demo/generate.js';
 import { addKey, hasKeys } from '../auth/key-admin.js';
@@ -179,6 +179,7 @@ interface PolicyFlags {
   fanIn?: number;
   tierMinRrsets?: number;
   mergeRrsetsMax?: number;
+  memoryMb?: number;
 }
 
 /** Adds the policy's flags to `cmd`: compact --auto and ingest --listen (--compact auto) take the same. */
@@ -195,13 +196,20 @@ const policyOptions = () => [
   new Option('--merge-rrsets-max <n>', 'background compaction: a merge reads fewer RRsets than this (bounds its memory; ' +
     `shards of a k-th of it are not merged again; default ${DEFAULT_POLICY.mergeRrsetsMax})`)
     .argParser(integer('--merge-rrsets-max', 2, LIMITS.shardRrsetsMax)),
+  memoryOption(),
 ];
+
+/** Anonymous memory a compaction may hold; for --auto and background merges, it sizes the top tier's shards. */
+const memoryOption = () => new Option('--memory-mb <n>', 'compaction: anonymous memory a merge may hold, which sizes its output ' +
+  `shards (about ${LIMITS.mergeBytesPerRrsetHeld} bytes an RRset; default ${LIMITS.compactMemoryBytesDefault / 1_048_576})`)
+  .argParser(integer('--memory-mb', Math.ceil(LIMITS.compactBaseBytes / 1_048_576) + 64, 1 << 20));
 
 function policyOf(o: PolicyFlags): Partial<TieredPolicy> {
   return {
     ...(o.fanIn !== undefined ? { fanIn: o.fanIn } : {}),
     ...(o.tierMinRrsets !== undefined ? { tierMinRrsets: o.tierMinRrsets } : {}),
     ...(o.mergeRrsetsMax !== undefined ? { mergeRrsetsMax: o.mergeRrsetsMax } : {}),
+    ...(o.memoryMb !== undefined ? { topShardRrsets: topShardRrsetsFor(o.memoryMb * 1_048_576) } : {}),
   };
 }
 
@@ -215,7 +223,8 @@ async function compactInBackground(dataDir: string, policy: Partial<TieredPolicy
   compactor.start();
   const p = compactor.policy;
   console.log(`rrscan compacting ${dataDir} in the background: fan-in ${p.fanIn}, tier minimum ${p.tierMinRrsets} RRsets, ` +
-    `merges under ${p.mergeRrsetsMax} RRsets; ${compactor.shardsMax()} shard(s) at most for the data there now`);
+    `merges under ${p.mergeRrsetsMax} RRsets, sealed shards merged into shards of up to ${p.topShardRrsets ?? 'n/a'} RRsets; ` +
+    `${compactor.shardsMax()} shard(s) at most for the data there now`);
   const stop = () => {
     void compactor.stop().then(() => {
       clearInterval(alive);
@@ -530,12 +539,15 @@ export function buildProgram(): Command {
         await compactInBackground(o.data, policy);
         return;
       }
-      if (Object.keys(policy).length > 0) {
+      if (o.fanIn !== undefined || o.tierMinRrsets !== undefined || o.mergeRrsetsMax !== undefined) {
         throw new InvalidArgumentError('--fan-in, --tier-min-rrsets and --merge-rrsets-max go with --auto');
       }
       let s: CompactSummary;
       try {
-        s = await compact(o.data, o.workers !== undefined ? { threads: o.workers } : {});
+        s = await compact(o.data, {
+          ...(o.workers !== undefined ? { threads: o.workers } : {}),
+          ...(o.memoryMb !== undefined ? { memoryBytes: o.memoryMb * 1_048_576 } : {}),
+        });
       } catch (err) {
         // compact() deletes the shards it wrote before it throws (a full disk
         // among the reasons), so the live shards are as they were.

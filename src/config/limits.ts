@@ -224,8 +224,30 @@ export const LIMITS = Object.freeze({
   ingestProgressIntervalMs: 200,
   /** FlatBuffers offsets are 32-bit; stay well below 2 GiB per shard file. */
   shardBytesMax: 1_500_000_000,
-  /** RRsets per shard the writer emits before it starts a new one. */
-  shardRrsetsMax: 4_000_000,
+  /**
+   * RRsets per shard at most. Row numbers are 32-bit, and shardBytesMax binds
+   * first (about 200 bytes an RRset on disk: 7.5 M RRsets in 1.5 GB); a
+   * compaction sizes its shards from its memory bound below that.
+   */
+  shardRrsetsMax: 16_000_000,
+  /**
+   * Anonymous memory a merge holds per RRset of the output shard it builds:
+   * the table (~184 B with its slack) and the finished shard's arrays
+   * (~200 B) before they are written; 430 B measured for a merge of 1 M
+   * RRsets into one shard (node dist/bench/ingest.js --merge-shards 4
+   * --merge-shard-rrsets 250000), rounded up.
+   */
+  mergeBytesPerRrsetHeld: 480,
+  /** What a compaction process holds besides its merges' tables (V8, inputs' cursors, the manifest): kept out of its budget. */
+  compactBaseBytes: 256 << 20,
+  /** `compact --memory-mb` by default: 4 GiB, which at mergeBytesPerRrsetHeld is shards of about 8 M RRsets on one thread. */
+  compactMemoryBytesDefault: 4096 * 1_048_576,
+  /**
+   * The shard size a default compaction aims at: enough threads for the
+   * memory bound at this size each (at 4 GiB, one): few, large shards are
+   * what make searches cheap at 100 M RRsets, and a thread more halves them.
+   */
+  compactShardRrsetsTarget: 6_000_000,
   /**
    * The writer refuses a shard whose size estimate (src/shard/writer/flatbuffer.ts,
    * which over-counts) reaches shardBytesMax times this: 1.5 GB x 1.1 = 1.65 GB.
@@ -560,6 +582,9 @@ export function checkLimits(L: { readonly [K in keyof typeof LIMITS]: number } =
   assert.ok(L.lineBytesMax < L.writeChunkBytes, 'one line must fit in one write chunk');
   assert.ok(L.corkPieceBytes + 4096 <= L.uwsCorkBufferBytes, 'a cork\'s piece, headers and framing must fit uWS\'s cork buffer');
   assert.ok(L.shardBytesMax < 2 ** 31, 'FlatBuffers offsets are signed 32-bit');
+  assert.ok(L.shardRrsetsMax < 2 ** 32, 'row numbers are 32-bit');
+  assert.ok(L.compactMemoryBytesDefault > L.compactBaseBytes + L.mergeBytesPerRrsetHeld * 1_000,
+    'the default compaction budget must hold a shard of some size');
   assert.ok(L.shardBytesMax * L.shardBytesEstimateSlackRatio < 2 ** 31,
     'the largest shard the writer lets through must fit signed 32-bit offsets');
   assert.ok(L.keepAliveIntervalMs < L.searchTimeoutMs, 'keep-alives must come before the search timeout');

@@ -54,7 +54,7 @@ export interface AutoCompactorOptions {
 
 /** One merge, as logged: the compactor's summary, its tier, and the shards live after its swap. */
 export interface MergeReport extends CompactSummary {
-  tier: number;
+  tier: number | 'top';
   shardsAfter: number;
 }
 
@@ -166,6 +166,11 @@ export class AutoCompactor {
         try {
           s = await mergeShards(this.dataDir, merge.inputs, {
             offThread: true, signal: this.abort.signal, label: `auto-compact tier ${merge.tier}`,
+            // The memory the policy's top shard size was derived from (compaction-policy.ts topShardRrsetsFor).
+            ...(this.policy.topShardRrsets !== undefined ? {
+              shardRrsetsMax: this.policy.topShardRrsets,
+              memoryBytes: this.policy.topShardRrsets * LIMITS.mergeBytesPerRrsetHeld + LIMITS.compactBaseBytes,
+            } : {}),
           });
         } catch (err) {
           if (this.abort.signal.aborted) {

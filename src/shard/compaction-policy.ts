@@ -35,6 +35,18 @@
 //   w >= m that is at most max(1, floor(log_k(W/m))) rewrites in all.
 // Time tiers (DNSDB's minutes into hours into days) are this policy for a
 // steady feed; weights also handle a feed whose rate changes by the hour.
+//
+// The top tier. Sealed shards would otherwise stay as many as the feed made
+// them (a month of flushes: hundreds), and a search costs something per
+// shard. With topShardRrsets S (the largest shard a merge may build within
+// its memory bound: compact --memory-mb), sealed shards of fewer than S/2
+// RRsets (and half the largest file) are merged k at a time, the smallest
+// first, into shards of at most S: k of them hold fewer than k*S/2 RRsets,
+// so a merge leaves at most ceil(k/2) shards where there were k, all but one
+// of them full. Once fewer than k remain under S/2, none is due: settled,
+// the sealed shards number at most 2W/S + k - 1. Memory stays that
+// of one output shard however many RRsets a top merge reads (the merge
+// writes a shard each time it holds S).
 
 import { LIMITS } from '../config/limits.js';
 
@@ -47,6 +59,8 @@ export interface TieredPolicy {
   mergeRrsetsMax: number;
   /** A merge reads fewer bytes than this (shards of mergeBytesMax/k or more are sealed). */
   mergeBytesMax: number;
+  /** S: the top tier merges sealed shards under S/2 RRsets into shards of at most S; none when absent. */
+  topShardRrsets?: number;
 }
 
 /**
@@ -65,7 +79,14 @@ export const DEFAULT_POLICY: Readonly<TieredPolicy> = Object.freeze({
   tierMinRrsets: 10_000,
   mergeRrsetsMax: LIMITS.ingestRrsetsInMemoryMax,
   mergeBytesMax: LIMITS.shardBytesMax,
+  topShardRrsets: topShardRrsetsFor(LIMITS.compactMemoryBytesDefault),
 });
+
+/** S for a merge that may hold `memoryBytes`: one output shard's table and arrays, at mergeBytesPerRrsetHeld an RRset. */
+export function topShardRrsetsFor(memoryBytes: number): number {
+  return Math.max(1, Math.min(LIMITS.shardRrsetsMax,
+    Math.floor(Math.max(0, memoryBytes - LIMITS.compactBaseBytes) / LIMITS.mergeBytesPerRrsetHeld)));
+}
 
 /** What the policy reads of a manifest entry (ShardEntry has it all). */
 export interface PolicyShard {
@@ -78,7 +99,8 @@ export interface PolicyShard {
 }
 
 export interface Merge<S extends PolicyShard> {
-  tier: number;
+  /** The size tier merged, or 'top' (sealed shards into shards of topShardRrsets). */
+  tier: number | 'top';
   inputs: S[];
 }
 
@@ -109,10 +131,20 @@ export function nextMerge<S extends PolicyShard>(shards: readonly S[], p: Tiered
     list.push(s);
   }
   const ready = [...tiers].filter(([, list]) => list.length >= p.fanIn).sort(([a], [b]) => a - b)[0];
-  if (ready === undefined) return undefined;
+  if (ready === undefined) return topMerge(shards, p);
   const [tier, list] = ready;
   const oldest = [...list].sort((a, b) => a.createdAt - b.createdAt || (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
   return { tier, inputs: oldest.slice(0, p.fanIn) };
+}
+
+/** The top tier's next merge: the k smallest sealed shards under half the top shard's size, when there are k. */
+function topMerge<S extends PolicyShard>(shards: readonly S[], p: TieredPolicy): Merge<S> | undefined {
+  const top = p.topShardRrsets;
+  if (top === undefined) return undefined;
+  const small = shards.filter((s) => isSealed(s, p) && s.rrsets * 2 < top && s.bytes * 2 < LIMITS.shardBytesMax * 0.9);
+  if (small.length < p.fanIn) return undefined;
+  small.sort((a, b) => a.rrsets - b.rrsets || (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
+  return { tier: 'top', inputs: small.slice(0, p.fanIn) };
 }
 
 /** Unsealed shards at most once no merge is due, with `published` RRsets ever published. */
@@ -141,5 +173,8 @@ export function policyProblem(p: TieredPolicy): string | undefined {
   if (p.mergeRrsetsMax > LIMITS.shardRrsetsMax) return `a merge may read at most ${LIMITS.shardRrsetsMax} RRsets (one shard)`;
   if (p.mergeRrsetsMax < p.fanIn) return 'a merge must be able to read one RRset per input';
   if (p.mergeBytesMax > LIMITS.shardBytesMax) return `a merge may read at most ${LIMITS.shardBytesMax} bytes (one shard)`;
+  if (p.topShardRrsets !== undefined && (!Number.isSafeInteger(p.topShardRrsets) || p.topShardRrsets * p.fanIn < p.mergeRrsetsMax)) {
+    return 'the top tier\'s shards must hold at least the sealed ones (merge RRsets / fan-in): give more memory';
+  }
   return undefined;
 }

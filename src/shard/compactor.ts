@@ -19,6 +19,7 @@
 // a few); compact() merges them all.
 
 import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { rm } from 'node:fs/promises';
 import { LIMITS } from '../config/limits.js';
@@ -53,8 +54,14 @@ export interface CompactSummary {
 export interface CompactOptions {
   /** RRsets per output shard at most (LIMITS.shardRrsetsMax); threads share it, see compact(). */
   shardRrsetsMax?: number;
+  /**
+   * Anonymous memory the merge may hold (compact --memory-mb; default
+   * LIMITS.compactMemoryBytesDefault): it sizes the output shards, and the
+   * threads when none are asked for (mergeSizing).
+   */
+  memoryBytes?: number;
   now?: number;
-  /** Threads (default one per core); fewer when the data is small. */
+  /** Threads (default: as many as the memory bound allows at compactShardRrsetsTarget a shard, at most one per core). */
   threads?: number;
   /** Inputs with fewer RRsets than this are merged on the calling thread (LIMITS; tests lower it). */
   parallelRrsetsMin?: number;
@@ -145,10 +152,7 @@ function unmerged(inputs: readonly ShardEntry[]): CompactSummary {
 export async function mergeShards(dataDir: string, inputs: readonly ShardEntry[], opts: MergeOptions = {}): Promise<CompactSummary> {
   const started = performance.now();
   const now = opts.now ?? Math.floor(Date.now() / 1000);
-  const perShard = opts.shardRrsetsMax ?? LIMITS.shardRrsetsMax;
-  const total = inputs.reduce((n, e) => n + e.rrsets, 0);
-  const threads = opts.offThread || total < (opts.parallelRrsetsMin ?? LIMITS.compactParallelRrsetsMin) ? 1
-    : threadsFor(opts.threads);
+  const { threads, shardRrsetsMax } = mergeSizing(inputs, opts);
   const files = inputs.map((e) => e.file);
   const label = opts.label ?? `compact ${inputs.length} shards`;
   const writer = WriterLock.acquire(dataDir);
@@ -166,7 +170,7 @@ export async function mergeShards(dataDir: string, inputs: readonly ShardEntry[]
     }
     // Threads share the output budget, so peak memory is that of one thread.
     const tasks = bounds.slice(1).map((to, i): CompactRange => ({
-      dataDir, shards, from: bounds[i], to, shardRrsetsMax: Math.max(1, Math.ceil(perShard / threads)), now,
+      dataDir, shards, from: bounds[i], to, shardRrsetsMax, now,
       label, writer: writer.id,
     }));
     const settled = tasks.length === 1 && !opts.offThread ? await Promise.allSettled([compactRange(tasks[0]!)])
@@ -204,6 +208,30 @@ export async function mergeShards(dataDir: string, inputs: readonly ShardEntry[]
     bytesIn: inputs.reduce((n, e) => n + e.bytes, 0), bytesOut: written.reduce((n, w) => n + w.bytes, 0),
     seconds: (performance.now() - started) / 1000, inputs: files, outputs: written.map((w) => w.file),
   };
+}
+
+/**
+ * Threads and output shard size of a merge. Memory: each thread holds one
+ * output shard's table and arrays at a time, mergeBytesPerRrsetHeld an
+ * RRset, so a thread's shard holds at most (budget - base) / threads /
+ * mergeBytesPerRrsetHeld RRsets. Files: at most shardBytesMax (with a tenth
+ * to spare), at the inputs' bytes per RRset. Without --workers, threads are
+ * as many as the budget holds at compactShardRrsetsTarget RRsets a shard
+ * (one at 4 GiB), at most one per core: few, large shards make searches
+ * cheaper than a faster merge would. An explicit shardRrsetsMax is shared
+ * by the threads, as before.
+ */
+export function mergeSizing(inputs: readonly ShardEntry[], opts: MergeOptions): { threads: number; shardRrsetsMax: number } {
+  const total = inputs.reduce((n, e) => n + e.rrsets, 0);
+  const bytes = inputs.reduce((n, e) => n + e.bytes, 0);
+  const budget = Math.max(0, (opts.memoryBytes ?? LIMITS.compactMemoryBytesDefault) - LIMITS.compactBaseBytes);
+  const fitting = Math.floor(budget / (LIMITS.compactShardRrsetsTarget * LIMITS.mergeBytesPerRrsetHeld));
+  const threads = opts.offThread || total < (opts.parallelRrsetsMin ?? LIMITS.compactParallelRrsetsMin) ? 1
+    : threadsFor(opts.threads ?? Math.max(1, Math.min(fitting, availableParallelism())));
+  const byMemory = Math.floor(budget / threads / LIMITS.mergeBytesPerRrsetHeld);
+  const byFile = Math.floor((LIMITS.shardBytesMax * 0.9) / Math.max(1, bytes / Math.max(1, total)));
+  const asked = opts.shardRrsetsMax === undefined ? LIMITS.shardRrsetsMax : Math.ceil(opts.shardRrsetsMax / threads);
+  return { threads, shardRrsetsMax: Math.max(1, Math.min(asked, byMemory, byFile, LIMITS.shardRrsetsMax)) };
 }
 
 /** The outputs with the inputs' weight shared by their RRsets (the last takes the rounding), so weights still add up. */

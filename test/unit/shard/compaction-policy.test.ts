@@ -96,6 +96,26 @@ describe('policyProblem', () => {
     expect(policyProblem(DEFAULT_POLICY)).toBeUndefined();
     expect(policyProblem({ ...P, fanIn: 1 })).toMatch(/fan-in/);
     expect(policyProblem({ ...P, tierMinRrsets: 0 })).toMatch(/tier minimum/);
-    expect(policyProblem({ ...P, mergeRrsetsMax: 10_000_000 })).toMatch(/one shard/);
+    expect(policyProblem({ ...P, mergeRrsetsMax: 20_000_000 })).toMatch(/one shard/);
+    expect(policyProblem({ ...P, topShardRrsets: 100_000 })).toMatch(/give more memory/);
+  });
+});
+
+describe('the top tier', () => {
+  const T: TieredPolicy = { ...P, topShardRrsets: 2_000_000 };
+  const sealed = (file: string, rrsets: number): PolicyShard => ({ file, rrsets, bytes: rrsets * 200, createdAt: 1 });
+
+  it('merges the k smallest sealed shards under half the top size, and nothing while fewer than k are', () => {
+    const shards = [sealed('a', 900_000), sealed('b', 300_000), sealed('c', 250_000), sealed('d', 999_999), sealed('e', 1_500_000)];
+    expect(nextMerge(shards, P)).toBeUndefined(); // no top tier without a top shard size
+    expect(nextMerge(shards, T)).toEqual({ tier: 'top', inputs: [shards[2], shards[1], shards[0], shards[3]] });
+    expect(nextMerge(shards.slice(1), T)).toBeUndefined(); // three under 1 M: fewer than k
+  });
+
+  it('comes after every size tier: unsealed shards merge first', () => {
+    const small = Array.from({ length: 4 }, (_, i): PolicyShard => ({ file: `s${i}`, rrsets: 10, bytes: 100, createdAt: i }));
+    const shards = [...small, sealed('a', 300_000), sealed('b', 300_000), sealed('c', 300_000), sealed('d', 300_000)];
+    expect(nextMerge(shards, T)?.tier).toBe(0);
+    expect(nextMerge(shards.slice(4), T)?.tier).toBe('top');
   });
 });
