@@ -93,6 +93,15 @@ module.exports = {
       to: { path: LAYERED_BUT_SERVER, pathNot: `^src/($1|${[...L2, ...L1, ...L0].join('|')})/` },
     },
     {
+      name: 'search-tiers-never-import-each-other',
+      severity: 'error',
+      comment:
+        'A data tier lives in search/<tier>/ and shares with its siblings only what sits in search/ itself (flex-patterns, '
+        + 'flex-batch, sources, the paginator): a third tier must not have to read another tier to work.',
+      from: { path: '^src/search/([^/]+)/' },
+      to: { path: '^src/search/[^/]+/', pathNot: '^src/search/$1/' },
+    },
+    {
       name: 'L3-demo-uses-ingest-and-L2-and-below',
       severity: 'error',
       comment: 'demo generates observations in ingest\'s format: it may import ingest (the one allowed L3 sibling) and L2 and below.',

@@ -17,7 +17,7 @@ import type { LookupQuery } from '../../query/lookup-query.js';
 import type { Effective } from '../../query/params.js';
 import type { FlexPlan, LookupPlan, SearchBackend } from '../backend.js';
 import type { OpenSources, SortedSource, SourceEvents } from '../sources.js';
-import { compileFlex } from '../local/flex-plan.js';
+import { compileFlex } from '../flex-patterns.js';
 import { flexSql } from './flex-sql.js';
 import { lookupShape } from './lookup-sql.js';
 import { SelectLookupSource } from './lookup-source.js';

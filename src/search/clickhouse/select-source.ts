@@ -1,6 +1,6 @@
 // A flexible search's one sorted source: the rows of one ClickHouse SELECT
 // (flex-sql.ts), each a value, rendered into batches by the local scan's own
-// BatchBuilder (search/local/flex-batch.ts), so the lines, their length cut
+// BatchBuilder (search/flex-batch.ts), so the lines, their length cut
 // and the batch layout are the same code on both tiers.
 //
 // Backpressure: the HTTP answer is paused while LIMITS.clickhouseBatchesBuffered
@@ -12,8 +12,7 @@ import { LIMITS } from '../../config/limits.js';
 import { tsvField, tsvNumbers, tsvPlainStrings } from '../../clickhouse/tab-separated.js';
 import type { FlexTarget } from '../../query/flex-query.js';
 import { END, HAS, WAIT, type FlexSource, type SourceEvents, type SourceState } from '../sources.js';
-import { batchTypes, BatchBuilder, valueLines } from '../local/flex-batch.js';
-import type { FlexBatch } from '../local/scan-protocol.js';
+import { batchTypes, BatchBuilder, valueLines, type FlexBatch } from '../flex-batch.js';
 import { StreamedSelect } from './streamed-select.js';
 
 /** How every row of flex-sql.ts begins: its array of rrtypes. */

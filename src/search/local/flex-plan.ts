@@ -2,41 +2,12 @@
 // match at all, and how the values are cut into ranges, one scan task each.
 
 import { LIMITS } from '../../config/limits.js';
-import { STREAM_MESSAGES } from '../../errors/catalogue.js';
 import { isFenced, type TimeFence } from '../../model/filters.js';
-import { ALL, type TrigramQuery } from '../../model/trigram-query.js';
 import type { FlexQuery } from '../../query/flex-query.js';
-import { compilePattern } from '../../query/pattern.js';
+import type { FlexPatterns } from '../flex-patterns.js';
 import { blobLength, blobRecord } from '../../shard/blob.js';
 import type { FlexColumns, ShardReader } from '../../shard/shard-reader.js';
 import { mayMatch } from '../../shard/trigram-index.js';
-
-/** What the front end learns from compiling a query's patterns once. */
-export interface FlexPatterns {
-  /** RE2's own words when the pattern or exclude does not compile (an in-stream `failed`). */
-  error: string | undefined;
-  /**
-   * The pattern gives the trigram index something to work with. Such a
-   * search is not split into ranges: each range's task would evaluate the
-   * same posting lists again (the selective class cost a third more at 10 M
-   * names when shards were split so).
-   */
-  indexable: boolean;
-  /** The pattern's trigram query, for pruning shards that cannot match. */
-  trigrams: TrigramQuery;
-}
-
-/** Compiles the pattern and exclude here, once; workers compile again (and cache) on their side. */
-export function compileFlex(q: FlexQuery): FlexPatterns {
-  try {
-    const main = compilePattern(q.method, q.pattern);
-    if (q.exclude !== undefined) compilePattern(q.method, q.exclude);
-    return { error: undefined, indexable: main.trigrams.op !== 'all', trigrams: main.trigrams };
-  } catch (err) {
-    const msg = (err as { code?: string }).code === 'BAD_PATTERN' ? (err as Error).message : STREAM_MESSAGES.INTERNAL;
-    return { error: msg, indexable: false, trigrams: ALL };
-  }
-}
 
 /** Values [from, to) of a search: one scan task's range (to undefined = the end). */
 export interface FlexRange {

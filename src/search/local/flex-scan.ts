@@ -31,7 +31,7 @@ import { blobLength, blobLowerBound, blobRecord } from '../../shard/blob.js';
 import { ShardReader, type FlexColumns, type ShardHandle } from '../../shard/shard-reader.js';
 import { candidates } from '../../shard/trigram-index.js';
 import { findNext, makeMatcher, recordMatches } from './blob-searcher.js';
-import { BatchBuilder } from './flex-batch.js';
+import { BatchBuilder } from '../flex-batch.js';
 import {
   CONTROL_CANCEL, CONTROL_CREDITS, RETIRED_SHARDS_CHANNEL, type FlexTask, type TaskTime, type WorkerMessage,
 } from './scan-protocol.js';

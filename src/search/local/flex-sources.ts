@@ -19,11 +19,11 @@ import { STREAM_MESSAGES } from '../../errors/catalogue.js';
 import type { TimeFence } from '../../model/filters.js';
 import type { FlexQuery } from '../../query/flex-query.js';
 import { END, HAS, WAIT, type FlexSource, type OpenSources, type SourceEvents, type SourceState } from '../sources.js';
-import { batchTypes, valueLines } from './flex-batch.js';
+import { batchTypes, valueLines, type FlexBatch } from '../flex-batch.js';
 import type { ShardHandle, ShardReader } from '../../shard/shard-reader.js';
 import type { FlexPlanShape, FlexRange } from './flex-plan.js';
 import type { RunningScan, ScanPool } from './scan-pool.js';
-import { INITIAL_CREDITS, type FlexBatch, type WorkerMessage } from './scan-protocol.js';
+import { INITIAL_CREDITS, type WorkerMessage } from './scan-protocol.js';
 
 /** What every task of one search shares. */
 interface SearchTasks {

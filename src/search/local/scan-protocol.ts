@@ -17,6 +17,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { TimeFence, TypeFilter } from '../../model/filters.js';
 import type { ShardHandle } from '../../shard/shard-reader.js';
+import type { FlexBatch } from '../flex-batch.js';
 
 /**
  * A BroadcastChannel on which the front end posts the identity
@@ -59,27 +60,6 @@ export interface FlexTask {
   control: SharedArrayBuffer;
 }
 
-/**
- * Unique values in ascending order, already rendered as the stream will
- * write them. Value i is keys[i] (the merge key); its output lines are
- * text[ends[i-1] .. ends[i]) (ends[-1] = 0), one line per rrtype, ascending,
- * each ending in a newline; those rrtypes are types[typeEnds[i-1] ..
- * typeEnds[i]), one per line, for the rare value that several shards hold
- * (the front end unites its lines by rrtype).
- *
- * Why pre-rendered: sent as one small array and a tuple of arrays per
- * value, a 10,000-result answer cost the front end's single thread about
- * 8 ms in structured-clone objects and garbage, and as much again building
- * JSON lines, while the workers sat idle. One string and a few typed arrays
- * per batch move that work to the workers.
- */
-export interface FlexBatch {
-  keys: string[];
-  text: string;
-  ends: Uint32Array;
-  types: Uint16Array;
-  typeEnds: Uint32Array;
-}
 
 /**
  * How long a task held its worker (ms, wall time from start to its last
