@@ -3,7 +3,7 @@
 // no shards (loud warning), and `npm start` on a fresh checkout.
 
 import { spawn } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { addKey, begin, body, cli, get, none, REPO, startServer, tempPaths } from '../helpers/rrscan.js';
@@ -86,9 +86,31 @@ describe('npm start on a fresh checkout', () => {
       expect(r.status).toBe(200);
       expect(r.body).toMatch(/^\{"cond":"begin"\}\n(\{"obj":\{"rrname":"[^"]*paypal[^"]*","rrtype":"[A-Z0-9]+"\}\}\n)+\{"cond":"limited"/);
       expect(err).not.toContain('WARNING');
+      // Every example the README opens with answers something on the demo data: a newcomer's first searches.
+      const examples = [...readFileSync(path.join(REPO, 'README.md'), 'utf8').matchAll(/curl -s(?:H "X-API-Key: \$KEY")? '[^']*:8080(\/pdns\/v2\/[^']+)'/g)]
+        .map((m) => m[1]!);
+      expect(examples.length).toBeGreaterThanOrEqual(5);
+      for (const p of examples) {
+        const answer = await get(server, p, { 'X-API-Key': banner[2]! });
+        expect(answer.status, p).toBe(200);
+        expect(answer.body.includes('"obj"') || answer.body === '{"ping":"ok"}\n', `${p}: ${answer.body.slice(0, 200)}`).toBe(true);
+      }
     } finally {
-      // npm runs the server in a child; the process group we started goes together.
-      if (proc.exitCode === null) process.kill(-proc.pid!, 'SIGTERM');
+      // npm runs the server in a child; the process group we started goes together, and is gone
+      // before the directory is removed (a server still verifying writes its record there).
+      if (proc.exitCode === null) {
+        const exited = new Promise((r) => proc.once('exit', r));
+        process.kill(-proc.pid!, 'SIGTERM');
+        await exited;
+        for (let i = 0; i < 100; i++) {
+          try {
+            process.kill(-proc.pid!, 0);
+          } catch {
+            break;
+          }
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      }
     }
   }, 120_000);
 });
