@@ -38,7 +38,7 @@ import { CONSOLE_PATH, ConsoleFiles, redirectToConsole, serveConsoleFile, type A
 import { requireDataDir } from '../shard/manifest.js';
 import { Exchange, type AdmissionStage } from './exchange.js';
 import { installHttp10, isHttp10 } from './http10.js';
-import { log } from './log.js';
+import { flushLog, log, logMember, requestLog } from './log.js';
 import { metricsRegistry } from './metrics.js';
 import { startMetricsListener, type MetricsListener, type Readiness, type ReadinessCheck } from './metrics-listener.js';
 import { answerScrapes } from './process-group.js';
@@ -202,8 +202,8 @@ const OVERLOAD_CAUSE: Readonly<Record<AdmissionStage, OverloadCause>> = {
   admit: 'key_store', plan: 'scan_queue', reserve: 'streams', charge: 'key_store', closing: 'shutdown',
 };
 
-/** The request handlers, over the backend and the gate this server was started with. */
-class FrontEnd {
+/** The request handlers, over the backend and the gate this server was started with (exported for bench/micro/front-end.ts). */
+export class FrontEnd {
   closing = false;
   readonly streams = new OpenStreams();
 
@@ -310,14 +310,18 @@ class FrontEnd {
     this.gate.refund(grant).catch((err: unknown) => log.warn({ err }, 'quota refund failed; the request stays charged'));
   }
 
-  /** `terminator` says what the reader got: the answer's terminator, or `cut` when the server closed the stream before it. */
+  /**
+   * The request log's line (server/log.ts): status, ms, key, results, terminator and what the query may
+   * show. `terminator` says what the reader got: the answer's terminator, or `cut` when the server closed
+   * the stream before it.
+   */
   private logRequest(x: Exchange, grant: Grant, req: SearchRequest, outcome: PageOutcome, fate: StreamFate): void {
-    // Checked first so that a quieter level does not even build the record.
-    if (!log.isLevelEnabled('info')) return;
-    log.info({
-      status: 200, ms: Math.round(performance.now() - x.started), key: grant.limits.fingerprint,
-      results: outcome.results, terminator: fate === 'cut' ? 'cut' : outcome.terminator, ...(grant.limits.private ? {} : req.logFields()),
-    }, 'request');
+    // Checked first so that a quieter level does not even build the line.
+    if (!requestLog.enabled) return;
+    requestLog.write(`,"status":200${logMember('ms', Math.round(performance.now() - x.started))}` +
+      `${logMember('key', grant.limits.fingerprint)}${logMember('results', outcome.results)}` +
+      `${logMember('terminator', fate === 'cut' ? 'cut' : outcome.terminator)}` +
+      (grant.limits.private ? '' : req.logMembers()));
   }
 
   /** uWS's handler for every GET, and for every HEAD (`head`: the same answer without its body). */
@@ -536,6 +540,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       metrics?.close();
       await backend.close();
       gate.close();
+      // Every request line of the streams just ended, written before the process exits.
+      await flushLog();
     },
   };
 }

@@ -10,6 +10,7 @@ import { parseQueryString } from '../query/percent.js';
 import type { SearchBackend } from '../search/backend.js';
 import { runFlexSearch } from '../search/flex-search.js';
 import { runLookup } from '../search/lookup-search.js';
+import { logMember } from './log.js';
 import type { PageOutcome } from '../search/paginator.js';
 import type { ResultSink } from '../search/sink.js';
 
@@ -24,8 +25,11 @@ export interface SearchRequest {
   readonly params: CommonParams;
   /** Plans over the data as it is now; throws ApiError OVERLOADED when the backend cannot take it. */
   plan(eff: Effective): PlannedSearch;
-  /** What the request log may record of the query (never for keys with query privacy); built only when logged. */
-  logFields(): Record<string, unknown>;
+  /**
+   * What the request log may record of the query (never for keys with query privacy), as the members of
+   * its line (server/log.ts logMember); built only when logged.
+   */
+  logMembers(): string;
 }
 
 /** Validates a search's path segments and query string (400s); `now` anchors relative times. */
@@ -41,9 +45,8 @@ export function parseSearch(kind: 'flex' | 'lookup' | 'summarize', segments: rea
         const plan = backend.planFlex(q, eff);
         return { run: (sink) => runFlexSearch(plan, eff, timeoutMs, sink), cancel: () => plan.cancel() };
       },
-      logFields: () => ({
-        method: q.method, target: q.target, pattern: q.pattern, exclude: q.exclude, id: q.id, swclient: q.swclient, version: q.version,
-      }),
+      logMembers: () => logMember('method', q.method) + logMember('target', q.target) + logMember('pattern', q.pattern) +
+        logMember('exclude', q.exclude) + logMember('id', q.id) + logMember('swclient', q.swclient) + logMember('version', q.version),
     };
   }
   const q = parseLookupQuery(segments, params, now);
@@ -53,6 +56,6 @@ export function parseSearch(kind: 'flex' | 'lookup' | 'summarize', segments: rea
       const plan = backend.planLookup(q, eff);
       return { run: (sink) => runLookup(plan, q, eff, timeoutMs, sink), cancel: () => plan.cancel() };
     },
-    logFields: () => ({ path, id: q.id, swclient: q.swclient, version: q.version }),
+    logMembers: () => logMember('path', path) + logMember('id', q.id) + logMember('swclient', q.swclient) + logMember('version', q.version),
   };
 }
