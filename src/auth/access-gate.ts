@@ -71,7 +71,7 @@ import { ApiError } from '../errors/catalogue.js';
 import { ClientAllowList } from './client-address.js';
 import type { ConcurrencyLimiter, Lease } from './concurrency.js';
 import { canonicalKey, hashKey, sameKeyHash } from './key-material.js';
-import type { Awaitable, ChargeOutcome, KeyStore, KeyStoreNotice } from './key-store.js';
+import type { Awaitable, ChargeOutcome, KeyRecord, KeyStore, KeyStoreNotice } from './key-store.js';
 import { isExpired, isMetered, resolveFence } from './licence.js';
 import type { Licence } from './licence.js';
 import { QuotaLedger, type ChargeStamp } from './quota-ledger.js';
@@ -197,11 +197,19 @@ class Pass implements Admission, Grant, ChargeStamp {
 }
 
 /**
- * The client's address, or a function that reads it: only keys with an
+ * The client's address, or what reads it when asked: only keys with an
  * allow-list need it, and reading it costs the front end a getpeername
- * system call per request.
+ * system call per request (the front end's Exchange is one, so that no
+ * closure is made per request).
  */
-export type ClientIp = string | (() => string);
+export interface ClientAddress {
+  clientIp(): string;
+}
+export type ClientIp = string | (() => string) | ClientAddress;
+
+function ipOf(clientIp: ClientIp): string {
+  return typeof clientIp === 'string' ? clientIp : typeof clientIp === 'function' ? clientIp() : clientIp.clientIp();
+}
 
 export class AccessGate {
   private readonly store: KeyStore;
@@ -213,6 +221,8 @@ export class AccessGate {
   private readonly byRawKey = new Map<string, KnownKey>();
   private readonly limiter: ConcurrencyLimiter;
   readonly refusals: QuotaRefusals = { daily: 0, hourly: 0, block: 0, burst: 0, concurrency: 0, expired: 0 };
+  /** rate_limit bodies of this event-loop turn by key (hex), or their pending read (rateLimitText). */
+  private readonly rateMemo = new Map<string, string | Promise<string>>();
 
   /** The gate owns both: close() closes them. */
   constructor(store: KeyStore, limiter: ConcurrencyLimiter, opts: AccessGateOptions = {}) {
@@ -332,6 +342,39 @@ export class AccessGate {
     const found = this.identify(apiKey, clientIp);
     const key = found instanceof Promise ? await found : found;
     const record = await this.store.record(key.licence.keyHash);
+    return this.bodyOf(key, record);
+  }
+
+  /**
+   * rateLimit()'s body as JSON text with its newline, for the server: the
+   * row is read once per key and event-loop turn, and the requests of that
+   * turn, which are concurrent, share what it said (at tens of thousands of
+   * rate_limit requests a second, one SQLite read each was most of their
+   * cost). Synchronous when the key is cached and the store is.
+   */
+  rateLimitText(apiKey: string | undefined, clientIp: ClientIp): string | Promise<string> {
+    const found = this.identify(apiKey, clientIp);
+    if (found instanceof Promise) return found.then((key) => this.rateText(key));
+    return this.rateText(found);
+  }
+
+  private rateText(key: KnownKey): string | Promise<string> {
+    const memo = this.rateMemo.get(key.hex);
+    if (memo !== undefined) return memo;
+    const record = this.store.record(key.licence.keyHash);
+    const text = record instanceof Promise ? record.then((r) => `${JSON.stringify(this.bodyOf(key, r))}\n`)
+      : `${JSON.stringify(this.bodyOf(key, record))}\n`;
+    if (this.rateMemo.size === 0) setImmediate(this.forgetRates);
+    this.rateMemo.set(key.hex, text);
+    return text;
+  }
+
+  private readonly forgetRates = (): void => {
+    this.rateMemo.clear();
+  };
+
+  /** The rate_limit body of a key from its row as read now (undefined: gone), or 403 for a key revoked or gone. */
+  private bodyOf(key: KnownKey, record: KeyRecord | undefined): object {
     if (record === undefined || record.licence.revoked !== undefined) {
       this.known.delete(key.hex);
       throw new ApiError('BAD_API_KEY');
@@ -431,7 +474,7 @@ export class AccessGate {
     if (key === undefined || !sameKeyHash(key.licence.keyHash, keyHash) || key.licence.revoked !== undefined) {
       throw new ApiError('BAD_API_KEY');
     }
-    if (key.allow !== undefined && !key.allow.allows(typeof clientIp === 'string' ? clientIp : clientIp())) {
+    if (key.allow !== undefined && !key.allow.allows(ipOf(clientIp))) {
       throw new ApiError('BAD_API_KEY');
     }
     if (!key.licence.v2) throw new ApiError('NOT_AUTHORISED');

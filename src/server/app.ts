@@ -24,7 +24,7 @@
 
 import { LIMITS, checkLimits } from '../config/limits.js';
 import { API_ERRORS, ApiError, isApiError, STREAM_MESSAGES, TlsPairError, type ApiErrorCode } from '../errors/catalogue.js';
-import { AccessGate, type Grant } from '../auth/access-gate.js';
+import { AccessGate, type Admission, type Grant } from '../auth/access-gate.js';
 import type { KeyStoreNotice } from '../auth/key-store.js';
 import { sqliteKeyStoreConfig, type KeyStoreConfig } from '../auth/stores/open-key-store.js';
 import { activeFaults } from '../lib/faults.js';
@@ -98,6 +98,9 @@ export interface RunningServer {
 }
 
 const errorOf = (code: ApiErrorCode) => new ApiError(code);
+
+/** GET ping's body, made once. */
+const PING_BODY = `${JSON.stringify({ ping: 'ok' })}\n`;
 
 /** Stream failures that are the server's, not the query's: before any result is written they cost the key nothing. */
 const SERVER_FAULTS: ReadonlySet<string | undefined> = new Set([STREAM_MESSAGES.INTERNAL, STREAM_MESSAGES.DATA_DAMAGED]);
@@ -210,19 +213,33 @@ export class FrontEnd {
   constructor(private readonly backend: SearchBackend, private readonly gate: AccessGate, private readonly keepAliveMs: number,
     private readonly searchTimeoutMs: number, readonly stats: ServingStats) {}
 
-  async handle(x: Exchange): Promise<void> {
+  /**
+   * Answers one request: undefined when it was answered (or its stream ended)
+   * within this call, else a Promise that settles when it is; a refusal is a
+   * throw or a rejection. The common answers (ping, a cached key's lookup that
+   * ends in its first turn) make no Promise and wait for no microtask.
+   */
+  handle(x: Exchange): Promise<void> | undefined {
     const r = route(x.url);
     x.family = this.stats.families[FAMILY_OF[r.kind]];
     switch (r.kind) {
       case 'not_found':
-        return x.sendError(errorOf('NOT_FOUND'));
+        x.sendError(errorOf('NOT_FOUND'));
+        return undefined;
       case 'ping':
-        return x.sendJson({ ping: 'ok' });
+        x.sendJsonText(PING_BODY);
+        return undefined;
       case 'openapi':
         // No key: partners fetch the description before they have one.
-        return x.sendJsonText(openApiText());
+        x.sendJsonText(openApiText());
+        return undefined;
       case 'rate_limit':
-        return x.sendJson(await this.gate.rateLimit(x.apiKey, x.ip));
+      {
+        const text = this.gate.rateLimitText(x.apiKey, x);
+        if (text instanceof Promise) return text.then((t) => x.sendJsonText(t));
+        x.sendJsonText(text);
+        return undefined;
+      }
       case 'flex':
       case 'lookup':
       case 'summarize': {
@@ -239,21 +256,34 @@ export class FrontEnd {
    * 401, 403, 415, 416), else the head of its 200 stream. Nothing is
    * planned, charged or run: HEAD is safe, and monitors send it.
    */
-  private async searchHead(x: Exchange, req: SearchRequest): Promise<void> {
-    const found = this.gate.authenticate(x.apiKey, x.ip, req.endpoint);
-    const admission = found instanceof Promise ? await found : found;
-    applyKey(req.params, admission.limits);
+  private searchHead(x: Exchange, req: SearchRequest): Promise<void> | undefined {
+    const found = this.gate.authenticate(x.apiKey, x, req.endpoint);
+    if (found instanceof Promise) {
+      return found.then((admission) => {
+        applyKey(req.params, admission.limits);
+        x.sendStreamHead();
+      });
+    }
+    applyKey(req.params, found.limits);
     x.sendStreamHead();
+    return undefined;
   }
 
-  /** Admits, charges and streams one search, in the order of the module comment. */
-  private async search(x: Exchange, req: SearchRequest): Promise<void> {
-    // Cached keys and unlimited keys answer synchronously: no await, no microtask, on the hot path.
-    const found = this.gate.authenticate(x.apiKey, x.ip, req.endpoint);
-    const admission = found instanceof Promise ? await found : found;
+  /**
+   * Admits, charges and streams one search, in the order of the module
+   * comment. Cached keys and unlimited keys answer synchronously: no await,
+   * no microtask, on the hot path; each step goes on in a then() only when
+   * the one before it had to wait.
+   */
+  private search(x: Exchange, req: SearchRequest): Promise<void> | undefined {
+    const found = this.gate.authenticate(x.apiKey, x, req.endpoint);
+    if (found instanceof Promise) return found.then((admission) => this.admitted(x, req, admission));
+    return this.admitted(x, req, found);
+  }
+
+  private admitted(x: Exchange, req: SearchRequest, admission: Admission): Promise<void> | undefined {
     x.stage = 'plan';
     const planned = req.plan(applyKey(req.params, admission.limits));
-    let grant: Grant;
     try {
       // Admitted while the server was taking requests, planned after it began to stop: nothing more starts.
       if (this.closing) {
@@ -266,34 +296,76 @@ export class FrontEnd {
       planned.cancel();
       throw err;
     }
-    try {
-      x.stage = 'charge';
-      const charged = this.gate.charge(admission, req.endpoint);
-      grant = charged instanceof Promise ? await charged : charged;
-    } catch (err) {
-      this.streams.release(x.http10);
-      planned.cancel();
-      throw err;
+    x.stage = 'charge';
+    const charged = this.gate.charge(admission, req.endpoint);
+    if (charged instanceof Promise) {
+      return charged.then((grant) => this.granted(x, req, planned, grant), (err: unknown) => {
+        this.streams.release(x.http10);
+        planned.cancel();
+        throw err;
+      });
     }
-    try {
-      if (x.aborted) planned.cancel();
-      else await this.stream(x, grant, planned, req);
-    } finally {
+    return this.granted(x, req, planned, charged);
+  }
+
+  /** A charged search: its stream, then its slot and its grant released, however it ends. */
+  private granted(x: Exchange, req: SearchRequest, planned: PlannedSearch, grant: Grant): Promise<void> | undefined {
+    const done = () => {
       this.streams.release(x.http10);
       grant.release();
+    };
+    let streamed: Promise<void> | undefined;
+    try {
+      if (x.aborted) planned.cancel();
+      else streamed = this.stream(x, grant, planned, req);
+    } catch (err) {
+      done();
+      throw err;
     }
+    if (streamed === undefined) {
+      done();
+      return undefined;
+    }
+    return streamed.finally(done);
   }
 
   /** The 200 stream of an admitted search, to its terminator. */
-  private async stream(x: Exchange, grant: Grant, planned: PlannedSearch, req: SearchRequest): Promise<void> {
+  private stream(x: Exchange, grant: Grant, planned: PlannedSearch, req: SearchRequest): Promise<void> | undefined {
     const w = new SafWriter(x.res, x, this.keepAliveMs, x.http10);
     x.writer = w;
     w.begin(grant.headers);
     this.streams.add(w);
+    let ran: PageOutcome | Promise<PageOutcome>;
     try {
-      const outcome = await planned.run(w);
-      // A slow reader's terminator waits for what is buffered before it (saf-writer.ts): the stream is open until then.
-      const fate = w.outcome ?? await w.whenFinished();
+      ran = planned.run(w);
+    } catch (err) {
+      this.streams.delete(w);
+      throw err;
+    }
+    if (ran instanceof Promise) {
+      return ran.then((outcome) => this.ran(x, grant, req, w, outcome), (err: unknown) => {
+        this.streams.delete(w);
+        throw err;
+      });
+    }
+    return this.ran(x, grant, req, w, ran);
+  }
+
+  /** The answer has ended: once its stream has too (a slow reader's terminator waits for what is buffered before it), its bookkeeping. */
+  private ran(x: Exchange, grant: Grant, req: SearchRequest, w: SafWriter, outcome: PageOutcome): Promise<void> | undefined {
+    const fate = w.outcome;
+    if (fate === undefined) {
+      return w.whenFinished().then((f) => this.ended(x, grant, req, w, outcome, f), (err: unknown) => {
+        this.streams.delete(w);
+        throw err;
+      });
+    }
+    this.ended(x, grant, req, w, outcome, fate);
+    return undefined;
+  }
+
+  private ended(x: Exchange, grant: Grant, req: SearchRequest, w: SafWriter, outcome: PageOutcome, fate: StreamFate): void {
+    try {
       if (outcome.error !== undefined) log.error({ err: outcome.error }, 'search failed after begin');
       // The server failed this answer before it wrote any result: it costs the key nothing (README "Quotas when a search fails").
       // A summary counts results but writes its one line only when it succeeds, so a failed one has delivered nothing.
@@ -330,18 +402,21 @@ export class FrontEnd {
       this.stats.families.other);
     x.head = head;
     x.http10 = isHttp10(req);
-    res.onAborted(() => {
-      if (!x.answered) x.family.abandoned++;
-      x.aborted = true;
-      x.writer?.markAborted();
-    });
+    res.onAborted(() => x.abort());
     if (x.url.length > LIMITS.urlBytesMax) return x.sendError(errorOf('EXCEPTION'));
     // Shutting down: a kept-alive connection may still send a request.
     if (this.closing) {
       this.stats.overloads.shutdown++;
       return x.sendError(errorOf('OVERLOADED'));
     }
-    this.handle(x).catch((err: unknown) => this.onError(x, err));
+    let handled: Promise<void> | undefined;
+    try {
+      handled = this.handle(x);
+    } catch (err) {
+      this.onError(x, err);
+      return;
+    }
+    handled?.catch((err: unknown) => this.onError(x, err));
   }
 
   /**

@@ -45,12 +45,22 @@ export class Exchange {
   /** Set once a status line has gone out (here or by the writer). */
   answered = false;
   stage: AdmissionStage = 'admit';
-  /** The client's address, read from the socket only when asked (a key with an allow-list). */
-  readonly ip = (): string => (this.aborted ? '' : latin1(this.res.getRemoteAddressAsText()));
 
   /** `family`: where this request counts; the front end narrows it once the path is routed. */
   constructor(readonly res: HttpResponse, readonly url: string, readonly query: string, readonly accept: string,
     readonly apiKey: string | undefined, public family: FamilyStats) {}
+
+  /** The client's address (ClientAddress), read from the socket only when asked: a key with an allow-list. */
+  clientIp(): string {
+    return this.aborted ? '' : latin1(this.res.getRemoteAddressAsText());
+  }
+
+  /** uWS's onAborted: the client has gone (or uWS gave up on it); nothing may touch the response from now on. */
+  abort(): void {
+    if (!this.answered) this.family.abandoned++;
+    this.aborted = true;
+    this.writer?.markAborted();
+  }
 
   /** Counts the status line going out now. */
   markAnswered(status: number, nowMs: number): void {

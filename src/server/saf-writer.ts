@@ -151,10 +151,12 @@ export class SafWriter implements ResultSink {
   /** The socket has pushed back at least once: the end waits for uWS's buffer (module comment). */
   private slowed = false;
   private writableHandler = false;
-  private waiters: (() => void)[] = [];
-  private abortListeners: (() => void)[] = [];
-  private finishWaiters: ((fate: StreamFate) => void)[] = [];
-  private lastWrite = Date.now();
+  // Made when first needed: most answers end in the turn they begin, and wait for nothing.
+  private waiters: (() => void)[] | undefined;
+  private abortListeners: (() => void)[] | undefined;
+  private finishWaiters: ((fate: StreamFate) => void)[] | undefined;
+  /** Date.now() of the last write (begin() sets it first). */
+  private lastWrite = 0;
   private keepAlive: KeepAliveTicker | undefined;
   /** end() was called: nothing more is appended. */
   private ended = false;
@@ -197,7 +199,7 @@ export class SafWriter implements ResultSink {
   /** Resolves with the stream's fate once it has one. */
   whenFinished(): Promise<StreamFate> {
     if (this.fate !== undefined) return Promise.resolve(this.fate);
-    return new Promise((resolve) => this.finishWaiters.push(resolve));
+    return new Promise((resolve) => (this.finishWaiters ??= []).push(resolve));
   }
 
   /** Must be called once the request is known to be aborted (from res.onAborted). */
@@ -256,7 +258,7 @@ export class SafWriter implements ResultSink {
   /** Runs `f` once if the client goes away (at once if it already has). */
   onAbort(f: () => void): void {
     if (this.aborted) f();
-    else this.abortListeners.push(f);
+    else (this.abortListeners ??= []).push(f);
   }
 
   get writable(): boolean {
@@ -340,7 +342,7 @@ export class SafWriter implements ResultSink {
   /** Resolves when the socket can take more (at once when it can), or when the client has gone. */
   whenWritable(): Promise<void> {
     if (!this.backpressured || this.aborted) return Promise.resolve();
-    return new Promise((r) => this.waiters.push(r));
+    return new Promise((r) => (this.waiters ??= []).push(r));
   }
 
   /** Ends the stream with its terminator line (after what uWS holds has drained, for a reader that has been slow). */
@@ -529,21 +531,23 @@ export class SafWriter implements ResultSink {
     if (this.fate !== undefined) return;
     this.fate = fate;
     const w = this.finishWaiters;
-    this.finishWaiters = [];
+    if (w === undefined) return;
+    this.finishWaiters = undefined;
     for (const f of w) f(fate);
   }
 
   private wakeWaiters(): void {
     const w = this.waiters;
-    this.waiters = [];
+    if (w === undefined) return;
+    this.waiters = undefined;
     for (const f of w) f();
   }
 
   /** Wakes the producer: waiters and abort listeners (the client went, or the server stops it). */
   private wake(): void {
-    const w = [...this.waiters, ...this.abortListeners];
-    this.waiters = [];
-    this.abortListeners = [];
+    const w = [...(this.waiters ?? []), ...(this.abortListeners ?? [])];
+    this.waiters = undefined;
+    this.abortListeners = undefined;
     for (const f of w) f();
   }
 

@@ -16,7 +16,8 @@ import type { ResultSink } from '../search/sink.js';
 
 /** A planned search: streamed once the request is charged, or cancelled when the charge refuses it. */
 export interface PlannedSearch {
-  run(sink: ResultSink): Promise<PageOutcome>;
+  /** The outcome at once when the answer ended within the call (paginate), else a Promise of it. */
+  run(sink: ResultSink): PageOutcome | Promise<PageOutcome>;
   cancel(): void;
 }
 

@@ -14,7 +14,7 @@ export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 // src/auth and what it imports from elsewhere: the key file's lock (shard/file-lock.ts) loads its addon
 // through lib/native.ts, which finds the package root above the transpiled tree (config/paths.ts).
 const SOURCES = ['src/auth', 'src/errors/catalogue.ts', 'src/config/limits.ts', 'src/config/paths.ts', 'src/lib/faults.ts',
-  'src/lib/native.ts', 'src/shard/file-lock.ts'];
+  'src/lib/native.ts', 'src/shard/file-lock.ts', 'src/lib/address-allow-list.ts'];
 
 /** The .ts files of a file or directory, subdirectories (src/auth/stores/) included. */
 function tsFiles(rel: string): string[] {
