@@ -23,22 +23,30 @@ const PREFIXES: readonly (readonly string[])[] = [
   ['dnsdb', 'v2'],
 ];
 
+/** Segments of `raw` (a path split on "/") its service prefix takes after the leading empty one, or -1 for none. */
+function prefixLength(raw: readonly string[]): number {
+  for (const p of PREFIXES) {
+    let i = 0;
+    while (i < p.length && raw[i + 1] === p[i]) i++;
+    if (i === p.length) return i;
+  }
+  return -1;
+}
+
 export function route(rawPath: string): Route {
+  // Indexes into the split path, not slices of it, and no closures: this runs for every request.
   const raw = rawPath.split('/');
   if (raw[0] !== '') return { kind: 'not_found' };
-  let rest: string[] | undefined;
-  for (const p of PREFIXES) {
-    if (p.every((seg, i) => raw[i + 1] === seg)) {
-      rest = raw.slice(p.length + 1);
-      break;
-    }
-  }
-  if (!rest || rest.length === 0 || rest[0] === '') return { kind: 'not_found' };
+  const prefix = prefixLength(raw);
+  if (prefix < 0) return { kind: 'not_found' };
+  const start = prefix + 1;
+  let end = raw.length;
+  if (start >= end || raw[start] === '') return { kind: 'not_found' };
   // A trailing slash adds an empty last segment; it names nothing.
-  if (rest.length > 1 && rest[rest.length - 1] === '') rest.pop();
+  if (end - start > 1 && raw[end - 1] === '') end--;
   const segments: string[] = [];
-  for (const s of rest) {
-    const d = percentDecode(s);
+  for (let i = start; i < end; i++) {
+    const d = percentDecode(raw[i]!);
     if (d === undefined) throw new ApiError('EXCEPTION');
     segments.push(d);
   }

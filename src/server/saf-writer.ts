@@ -79,17 +79,29 @@ const SLOW_READER_CUT_MS = 4_000;
  * One timer for every open stream with the same keep-alive interval: a
  * setInterval and clearInterval per response cost a small lookup about as
  * much as its own search. The timer stops at the first tick that finds no
- * stream open.
+ * stream open. A stream joins the ticker's set at the end of the event-loop
+ * turn it began in, if it is still open then: most answers end within that
+ * turn, and never touch the set (a keep-alive is due keepAliveMs later at
+ * the earliest, many turns on).
  */
 class KeepAliveTicker {
   private readonly writers = new Set<SafWriter>();
   private timer: NodeJS.Timeout | undefined;
+  /** Streams begun in this turn, joining at its end (adopt). */
+  private fresh: SafWriter[] = [];
 
   constructor(private readonly periodMs: number) {}
 
   add(w: SafWriter): void {
-    this.writers.add(w);
-    if (this.timer !== undefined) return;
+    if (this.fresh.length === 0) setImmediate(this.adopt);
+    this.fresh.push(w);
+  }
+
+  private readonly adopt = (): void => {
+    const fresh = this.fresh;
+    this.fresh = [];
+    for (const w of fresh) if (w.keepingAlive(this)) this.writers.add(w);
+    if (this.writers.size === 0 || this.timer !== undefined) return;
     this.timer = setInterval(() => {
       if (this.writers.size === 0) {
         clearInterval(this.timer);
@@ -99,8 +111,9 @@ class KeepAliveTicker {
       for (const writer of this.writers) writer.keepAliveTick();
     }, this.periodMs);
     this.timer.unref();
-  }
+  };
 
+  /** A stream that no longer needs keep-alives (one still in `fresh` is skipped when the turn ends). */
   delete(w: SafWriter): void {
     this.writers.delete(w);
   }
@@ -143,7 +156,10 @@ const WHOLE_BYTES_PER_TURN = 1 << 20;
 export type StreamFate = Terminator | 'cut' | 'hangup';
 
 export class SafWriter implements ResultSink {
-  private pending: string[] = [];
+  /** Lines not yet handed to uWS (a streamed answer). */
+  private pending = '';
+  /** A whole (HTTP/1.0) answer's lines, kept apart: they are sent part by part, never joined (sendWhole). */
+  private parts: (string | Buffer)[] | undefined;
   private pendingBytes = 0;
   private backpressured = false;
   /** Date.now() when the socket last pushed back. */
@@ -280,11 +296,16 @@ export class SafWriter implements ResultSink {
     this.keepAlive.add(this);
   }
 
+  /** Whether this stream still wants keep-alives from `ticker` (it has not ended meanwhile). */
+  keepingAlive(ticker: KeepAliveTicker): boolean {
+    return this.keepAlive === ticker;
+  }
+
   /** Called by the ticker: after keepAliveMs of silence, send what is pending, or a `{}` line. */
   keepAliveTick(): void {
     if (!this.ended && !this.aborted && !this.backpressured && Date.now() - this.lastWrite >= this.keepAliveMs) {
       if (this.pendingBytes === 0) {
-        this.pending.push(KEEPALIVE_LINE);
+        this.pending += KEEPALIVE_LINE;
         this.pendingBytes += KEEPALIVE_LINE.length;
         this.meter.family.keepAlives++;
       }
@@ -313,7 +334,8 @@ export class SafWriter implements ResultSink {
       this.stop();
       return;
     }
-    this.pending.push(lines);
+    if (this.whole) (this.parts ??= []).push(lines);
+    else this.pending += lines;
     this.pendingBytes += lines.length;
     if (this.pendingBytes >= this.chunkBytes) this.flush();
   }
@@ -357,11 +379,11 @@ export class SafWriter implements ResultSink {
     if (msg !== undefined) this.meter.family.streamBytes += Buffer.byteLength(terminator) - terminator.length;
     if (this.whole) {
       this.ended = true;
-      const parts: (string | Buffer)[] = this.pending;
+      const parts = this.parts ?? [];
       this.count(terminator);
       this.meter.family.streamBytes += this.pendingBytes;
       parts.push(Buffer.from(terminator, 'utf8'));
-      this.pending = [];
+      this.parts = undefined;
       this.pendingBytes = 0;
       this.sendWhole(parts, cond);
       return;
@@ -514,8 +536,8 @@ export class SafWriter implements ResultSink {
   }
 
   private takePending(): string {
-    const chunk = this.pending.join('');
-    this.pending = [];
+    const chunk = this.pending;
+    this.pending = '';
     this.pendingBytes = 0;
     this.count(chunk);
     return chunk;
