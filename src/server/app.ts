@@ -390,10 +390,9 @@ export class FrontEnd {
   private logRequest(x: Exchange, grant: Grant, req: SearchRequest, outcome: PageOutcome, fate: StreamFate): void {
     // Checked first so that a quieter level does not even build the line.
     if (!requestLog.enabled) return;
-    requestLog.write(`,"status":200${logMember('ms', Math.round(performance.now() - x.started))}` +
-      `${logMember('key', grant.limits.fingerprint)}${logMember('results', outcome.results)}` +
-      `${logMember('terminator', fate === 'cut' ? 'cut' : outcome.terminator)}` +
-      (grant.limits.private ? '' : req.logMembers()));
+    const terminator = fate === 'cut' ? 'cut' : outcome.terminator;
+    requestLog.write(`,"status":200,"ms":${Math.round(performance.now() - x.started)}${logMember('key', grant.limits.fingerprint)}` +
+      `,"results":${outcome.results},"terminator":"${terminator}"`, grant.limits.private ? '' : req.logMembers());
   }
 
   /** uWS's handler for every GET, and for every HEAD (`head`: the same answer without its body). */

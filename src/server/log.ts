@@ -69,7 +69,9 @@ const ASCII = /^[\x00-\x7f]*$/;
 /**
  * `,"name":"value"` for a request line, or '' when the value is undefined
  * (pino leaves undefined members out). Values are JSON-escaped; other bytes
- * than printable ASCII go through JSON.stringify, as pino's would.
+ * than printable ASCII go through JSON.stringify, as pino's would. (A value
+ * known to need no escaping, a validated parameter, may be written as
+ * `,"name":"value"` directly.)
  */
 export function logMember(name: string, value: string | number | undefined): string {
   if (value === undefined) return '';
@@ -93,11 +95,13 @@ class RequestLog {
 
   /**
    * Logs one request line: `members` are its members as logMember writes
-   * them, each with its leading comma, in the order the line shows them.
+   * them, each with its leading comma, in the order the line shows them;
+   * `client` the members that quote the client (a path, a pattern), which
+   * may hold other than ASCII, the others never do.
    */
-  write(members: string): void {
-    const line = `{"level":${INFO_LEVEL},"time":"${this.time()}"${this.bindings()}${members},"msg":"request"}\n`;
-    const bytes = ASCII.test(members) ? line.length : Buffer.byteLength(line);
+  write(members: string, client = ''): void {
+    const line = `{"level":${INFO_LEVEL},"time":"${this.time()}"${this.bindings()}${members}${client},"msg":"request"}\n`;
+    const bytes = client === '' || ASCII.test(client) ? line.length : Buffer.byteLength(line);
     if (this.batchBytes + bytes > WRITE_BYTES) this.flush();
     this.batch += line;
     this.batchBytes += bytes;

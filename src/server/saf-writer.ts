@@ -55,7 +55,11 @@ import { STREAM_MESSAGES } from '../errors/catalogue.js';
 import { BEGIN_LINE, KEEPALIVE_LINE, terminatorLine, type Terminator } from '../render/saf.js';
 import type { ResultSink } from '../search/sink.js';
 import type { FamilyStats } from './serving-stats.js';
+import { CLOSE, CONNECTION, CONTENT_TYPE, statusBytes, wire } from './wire.js';
 import type { HttpResponse } from './uws.js';
+
+const STATUS_200 = statusBytes(200);
+const NDJSON = wire('application/x-ndjson');
 
 /**
  * Where a stream counts itself: the request's Exchange (its start, its
@@ -319,10 +323,11 @@ export class SafWriter implements ResultSink {
     if (headers === undefined) return;
     this.headers = undefined;
     this.meter.markAnswered(200, nowMs ?? performance.now());
-    this.res.writeStatus('200 OK');
-    this.res.writeHeader('Content-Type', 'application/x-ndjson');
-    for (const [k, v] of headers) this.res.writeHeader(k, v);
-    if (this.whole) this.res.writeHeader('Connection', 'close');
+    this.res.writeStatus(STATUS_200);
+    this.res.writeHeader(CONTENT_TYPE, NDJSON);
+    // The names are the gate's few fixed ones; the values (a quota's remaining count) vary.
+    for (const [k, v] of headers) this.res.writeHeader(wire(k), v);
+    if (this.whole) this.res.writeHeader(CONNECTION, CLOSE);
   }
 
   /** Appends lines, each ending in a newline. */

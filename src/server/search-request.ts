@@ -33,6 +33,18 @@ export interface SearchRequest {
   logMembers(): string;
 }
 
+/**
+ * id, swclient and version as request log members: parseCommon let through
+ * only letters, digits and `:._-` (spec 4.3), which JSON writes as they are.
+ */
+function clientMembers(p: CommonParams): string {
+  let m = '';
+  if (p.id !== undefined) m += `,"id":"${p.id}"`;
+  if (p.swclient !== undefined) m += `,"swclient":"${p.swclient}"`;
+  if (p.version !== undefined) m += `,"version":"${p.version}"`;
+  return m;
+}
+
 /** Validates a search's path segments and query string (400s); `now` anchors relative times. */
 export function parseSearch(kind: 'flex' | 'lookup' | 'summarize', segments: readonly string[], query: string, path: string,
   now: number, backend: SearchBackend, timeoutMs: number): SearchRequest {
@@ -46,8 +58,8 @@ export function parseSearch(kind: 'flex' | 'lookup' | 'summarize', segments: rea
         const plan = backend.planFlex(q, eff);
         return { run: (sink) => runFlexSearch(plan, eff, timeoutMs, sink), cancel: () => plan.cancel() };
       },
-      logMembers: () => logMember('method', q.method) + logMember('target', q.target) + logMember('pattern', q.pattern) +
-        logMember('exclude', q.exclude) + logMember('id', q.id) + logMember('swclient', q.swclient) + logMember('version', q.version),
+      logMembers: () => `,"method":"${q.method}","target":"${q.target}"` +
+        `${logMember('pattern', q.pattern)}${logMember('exclude', q.exclude)}${clientMembers(q)}`,
     };
   }
   const q = parseLookupQuery(segments, params, now);
@@ -57,6 +69,6 @@ export function parseSearch(kind: 'flex' | 'lookup' | 'summarize', segments: rea
       const plan = backend.planLookup(q, eff);
       return { run: (sink) => runLookup(plan, q, eff, timeoutMs, sink), cancel: () => plan.cancel() };
     },
-    logMembers: () => logMember('path', path) + logMember('id', q.id) + logMember('swclient', q.swclient) + logMember('version', q.version),
+    logMembers: () => logMember('path', path) + clientMembers(q),
   };
 }
