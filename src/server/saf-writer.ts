@@ -160,6 +160,10 @@ const WHOLE_BYTES_PER_TURN = 1 << 20;
 export type StreamFate = Terminator | 'cut' | 'hangup';
 
 export class SafWriter implements ResultSink {
+  /** The front end's list of open streams (app.ts OpenStreams): whether this one is on it, and its neighbours there. */
+  listed = false;
+  openPrev: SafWriter | undefined;
+  openNext: SafWriter | undefined;
   /** Lines not yet handed to uWS (a streamed answer). */
   private pending = '';
   /** A whole (HTTP/1.0) answer's lines, kept apart: they are sent part by part, never joined (sendWhole). */
