@@ -31,8 +31,8 @@
 // Targets (issue 22): exact lookup >= 70% of bare uWS with the log on; the
 // log costs at most 5% of throughput; a daily key within 10% of an
 // unlimited one; rate_limit >= 70%; a 1,000-row lookup <= 1 ms.
-// --cpu-prof DIR starts this build's server under `node --cpu-prof` (the
-// profile is written when it stops): `node /tmp/prof-summary.mjs FILE 40`.
+// --cpu-prof DIR first runs the load cases once, not counted, on this build's
+// server under `node --cpu-prof` (the profile is written when it stops).
 // Needs wrk and curl (Debian packages wrk, curl).
 
 import { spawnSync } from 'node:child_process';
@@ -172,6 +172,17 @@ async function loadPart(builds: Build[], lookupPath: string): Promise<void> {
   const row = (label: string, m: Measured, bareRps: number) =>
     console.log(`  ${label.padEnd(58)} ${fmt(m.rps, 0).padStart(8)} req/s ${fmt((100 * m.rps) / bareRps, 0).padStart(4)}% of bare  ` +
       `${fmt(m.cpuUs, 2).padStart(6)} us CPU/req  p50 ${fmt(m.p50, 2)} ms  p99 ${fmt(m.p99, 2)} ms`);
+  if (cpuProf !== '') {
+    // Its own pass, not counted: the profiler slows the server it profiles.
+    const self = builds[builds.length - 1]!;
+    const { server } = await serverOf(self, 'info', true);
+    try {
+      for (const c of cases) measure(server, self, c);
+    } finally {
+      await server.stop();
+    }
+    console.log(`profile pass (not counted): ${self.label}, log on, every case; the profile is in ${path.resolve(cpuProf)}`);
+  }
   for (let round = 0; round < rounds; round++) {
     const order = round % 2 === 1 ? [...builds].reverse() : builds;
     const hello = await bareUws();
@@ -181,7 +192,7 @@ async function loadPart(builds: Build[], lookupPath: string): Promise<void> {
     const measured: [string, Measured][] = [];
     for (const b of order) {
       for (const level of ['info', 'warn'] as const) {
-        const { server } = await serverOf(b, level, cpuProf !== '' && b === builds[builds.length - 1] && level === 'info' && round === 0);
+        const { server } = await serverOf(b, level, false);
         try {
           for (const c of cases) {
             if (level === 'warn' && !c.logOff) continue;
