@@ -145,7 +145,9 @@ function median(xs: readonly number[]): number {
 
 /** The server of build `b` with the log at `level`, its stderr (the request log) in a file. */
 async function serverOf(b: Build, level: 'info' | 'warn', profile: boolean): Promise<{ server: BenchServer; logFile: string }> {
-  const logFile = path.join(b.dir, `stderr-${level}.log`);
+  // Beside the data directory, not in it: the server watches that directory, and a log written into it every few ms
+  // kept its shard set and key store checking what changed.
+  const logFile = path.join(path.dirname(b.dir), `${path.basename(b.dir)}-stderr-${level}.log`);
   const fd = openSync(logFile, 'a');
   try {
     const nodeArgs = profile ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(cpuProf)] : [];

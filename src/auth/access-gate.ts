@@ -450,8 +450,9 @@ export class AccessGate {
     // cached licence of its hash, so revocation and refresh reach it.
     if (apiKey !== undefined) {
       // The key of the request before, compared first: cheaper than hashing the new string for the map (issue 22).
-      const seen = apiKey === this.lastRawKey ? this.lastSeen : this.byRawKey.get(apiKey);
-      if (seen !== undefined && this.known.get(seen.hex) === seen && Date.now() - seen.loadedMs < this.cacheTtlMs) {
+      let seen = apiKey === this.lastRawKey ? this.lastSeen : undefined;
+      if (!this.current(seen)) seen = this.byRawKey.get(apiKey);
+      if (this.current(seen)) {
         this.lastRawKey = apiKey;
         this.lastSeen = seen;
         return this.vet(seen, seen.licence.keyHash, clientIp);
@@ -468,6 +469,11 @@ export class AccessGate {
     const loaded = this.store.findLicence(keyHash);
     if (loaded instanceof Promise) return loaded.then((lic) => this.vetAndRemember(apiKey!, this.remember(hex, lic), keyHash, clientIp));
     return this.vetAndRemember(apiKey!, this.remember(hex, loaded), keyHash, clientIp);
+  }
+
+  /** Whether a remembered entry may still be used: it is the cached licence of its hash, and not older than the cache's TTL. */
+  private current(key: KnownKey | undefined): key is KnownKey {
+    return key !== undefined && this.known.get(key.hex) === key && Date.now() - key.loadedMs < this.cacheTtlMs;
   }
 
   private vetAndRemember(apiKey: string, key: KnownKey | undefined, keyHash: Buffer, clientIp: ClientIp): KnownKey {
