@@ -44,11 +44,14 @@ export interface BenchServer {
   stop(): Promise<void>;
 }
 
-/** `rrscan serve` on a free port, with `args` after the data directory; `bin` runs another checkout's build. */
+/**
+ * `rrscan serve` on a free port, with `args` after the data directory; `bin` runs another checkout's build.
+ * `opts.stderr`: a file descriptor for the server's stderr (its log) instead of ours; `opts.nodeArgs`: flags for node.
+ */
 export async function startServer(dataDir: string, extraEnv: Record<string, string> = {}, args: string[] = [],
-  bin = BIN): Promise<BenchServer> {
-  const proc = spawn(process.execPath, [bin, 'serve', '--data', dataDir, '--port', '0', ...args], {
-    env: { ...process.env, RRSCAN_LOG_LEVEL: 'warn', ...extraEnv }, stdio: ['ignore', 'pipe', 'inherit'],
+  bin = BIN, opts: { stderr?: number; nodeArgs?: string[] } = {}): Promise<BenchServer> {
+  const proc = spawn(process.execPath, [...(opts.nodeArgs ?? []), bin, 'serve', '--data', dataDir, '--port', '0', ...args], {
+    env: { ...process.env, RRSCAN_LOG_LEVEL: 'warn', ...extraEnv }, stdio: ['ignore', 'pipe', opts.stderr ?? 'inherit'],
   });
   let out = '';
   const port = await new Promise<number>((resolve, reject) => {

@@ -35,6 +35,7 @@ const FLEX_DATA = path.join(OUT, 'flex-2000000');
 const BENCHES: Bench[] = [
   { name: 'flex', script: 'flex.js', defaults: ['--names', '2000000', '--runs', '15'], flags: true },
   { name: 'lookup', script: 'lookup.js', defaults: ['--data', FLEX_DATA, '--seconds', '5'], flags: true },
+  { name: 'request-path', script: 'request-path.js', defaults: ['--data', FLEX_DATA, '--seconds', '5', '--rounds', '3'], flags: true },
   { name: 'front-ends', script: 'front-ends.js', defaults: ['--data', FLEX_DATA, '--seconds', '5'], flags: true },
   { name: 'metrics', script: 'metrics.js', defaults: ['--data', FLEX_DATA, '--seconds', '5', '--rounds', '3'], flags: true },
   { name: 'shard-load', script: 'shard-load.js', defaults: ['--data', FLEX_DATA], flags: true },

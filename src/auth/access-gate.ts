@@ -71,7 +71,7 @@ import { ApiError } from '../errors/catalogue.js';
 import { ClientAllowList } from './client-address.js';
 import type { ConcurrencyLimiter, Lease } from './concurrency.js';
 import { canonicalKey, hashKey, sameKeyHash } from './key-material.js';
-import type { Awaitable, ChargeOutcome, KeyStore, KeyStoreNotice } from './key-store.js';
+import type { Awaitable, ChargeOutcome, KeyRecord, KeyStore, KeyStoreNotice } from './key-store.js';
 import { isExpired, isMetered, resolveFence } from './licence.js';
 import type { Licence } from './licence.js';
 import { QuotaLedger, type ChargeStamp } from './quota-ledger.js';
@@ -197,11 +197,19 @@ class Pass implements Admission, Grant, ChargeStamp {
 }
 
 /**
- * The client's address, or a function that reads it: only keys with an
+ * The client's address, or what reads it when asked: only keys with an
  * allow-list need it, and reading it costs the front end a getpeername
- * system call per request.
+ * system call per request (the front end's Exchange is one, so that no
+ * closure is made per request).
  */
-export type ClientIp = string | (() => string);
+export interface ClientAddress {
+  clientIp(): string;
+}
+export type ClientIp = string | (() => string) | ClientAddress;
+
+function ipOf(clientIp: ClientIp): string {
+  return typeof clientIp === 'string' ? clientIp : typeof clientIp === 'function' ? clientIp() : clientIp.clientIp();
+}
 
 export class AccessGate {
   private readonly store: KeyStore;
@@ -211,8 +219,13 @@ export class AccessGate {
   private readonly known = new Map<string, KnownKey>();
   /** The same entries by the key as the client sent it (see authenticate). */
   private readonly byRawKey = new Map<string, KnownKey>();
+  /** The last of them used, checked before the map; it counts only while it is the cached licence, as the map's entries. */
+  private lastRawKey: string | undefined;
+  private lastSeen: KnownKey | undefined;
   private readonly limiter: ConcurrencyLimiter;
   readonly refusals: QuotaRefusals = { daily: 0, hourly: 0, block: 0, burst: 0, concurrency: 0, expired: 0 };
+  /** rate_limit bodies of this event-loop turn by key (hex), or their pending read (rateLimitText). */
+  private readonly rateMemo = new Map<string, string | Promise<string>>();
 
   /** The gate owns both: close() closes them. */
   constructor(store: KeyStore, limiter: ConcurrencyLimiter, opts: AccessGateOptions = {}) {
@@ -276,30 +289,51 @@ export class AccessGate {
   }
 
   /** charge() for keys with a cap or a quota: both may wait for their store. */
-  private async chargeMetered(pass: Pass, endpoint: Exclude<Endpoint, 'rate_limit'>): Promise<Grant> {
+  private chargeMetered(pass: Pass, endpoint: Exclude<Endpoint, 'rate_limit'>): Promise<Grant> {
+    const licence = pass.key.licence;
+    try {
+      if (licence.maxConcurrent === undefined) return this.chargeQuota(pass, endpoint);
+      const acquired = this.limiter.acquire(pass.key.hex, licence.maxConcurrent);
+      if (acquired instanceof Promise) return acquired.then((lease) => this.leased(pass, endpoint, lease));
+      return this.leased(pass, endpoint, acquired);
+    } catch (err) {
+      // A refusal is a rejected Promise, never a throw (module comment).
+      return Promise.reject(err);
+    }
+  }
+
+  private leased(pass: Pass, endpoint: Exclude<Endpoint, 'rate_limit'>, lease: Lease | undefined): Promise<Grant> {
+    if (lease === undefined) {
+      this.refusals.concurrency++;
+      return Promise.reject(new ApiError('TOO_MANY_CONNECTIONS'));
+    }
+    pass.lease = lease;
+    return this.chargeQuota(pass, endpoint);
+  }
+
+  /**
+   * The quota part of a charge, once the slot (if any) is held. A chain of
+   * then(), not an async function: a daily key's lookup makes one Promise
+   * here where it made three (issue 22: its charge is the next cost once the
+   * request log is cheap).
+   */
+  private chargeQuota(pass: Pass, endpoint: Exclude<Endpoint, 'rate_limit'>): Promise<Grant> {
     const key = pass.key;
     const licence = key.licence;
-    if (licence.maxConcurrent !== undefined) {
-      const acquired = this.limiter.acquire(key.hex, licence.maxConcurrent);
-      const lease = acquired instanceof Promise ? await acquired : acquired;
-      if (lease === undefined) {
-        this.refusals.concurrency++;
-        throw new ApiError('TOO_MANY_CONNECTIONS');
-      }
-      pass.lease = lease;
-    }
     if (!isMetered(licence, endpoint)) {
       this.ledger.countUnmetered(key.hex);
       pass.headers = key.unmeteredHeaders;
-      return pass;
+      return Promise.resolve(pass);
     }
-    let outcome: ChargeOutcome;
-    try {
-      outcome = await this.ledger.charge(licence, endpoint, pass);
-    } catch (err) {
+    return this.ledger.charge(licence, endpoint, pass).then((outcome) => this.charged(pass, outcome), (err: unknown) => {
       pass.release();
       throw err;
-    }
+    });
+  }
+
+  private charged(pass: Pass, outcome: ChargeOutcome): Grant {
+    const key = pass.key;
+    const licence = key.licence;
     if (!outcome.ok) {
       pass.chargedAt = undefined;
       pass.release();
@@ -332,6 +366,39 @@ export class AccessGate {
     const found = this.identify(apiKey, clientIp);
     const key = found instanceof Promise ? await found : found;
     const record = await this.store.record(key.licence.keyHash);
+    return this.bodyOf(key, record);
+  }
+
+  /**
+   * rateLimit()'s body as JSON text with its newline, for the server: the
+   * row is read once per key and event-loop turn, and the requests of that
+   * turn, which are concurrent, share what it said (at tens of thousands of
+   * rate_limit requests a second, one SQLite read each was most of their
+   * cost). Synchronous when the key is cached and the store is.
+   */
+  rateLimitText(apiKey: string | undefined, clientIp: ClientIp): string | Promise<string> {
+    const found = this.identify(apiKey, clientIp);
+    if (found instanceof Promise) return found.then((key) => this.rateText(key));
+    return this.rateText(found);
+  }
+
+  private rateText(key: KnownKey): string | Promise<string> {
+    const memo = this.rateMemo.get(key.hex);
+    if (memo !== undefined) return memo;
+    const record = this.store.record(key.licence.keyHash);
+    const text = record instanceof Promise ? record.then((r) => `${JSON.stringify(this.bodyOf(key, r))}\n`)
+      : `${JSON.stringify(this.bodyOf(key, record))}\n`;
+    if (this.rateMemo.size === 0) setImmediate(this.forgetRates);
+    this.rateMemo.set(key.hex, text);
+    return text;
+  }
+
+  private readonly forgetRates = (): void => {
+    this.rateMemo.clear();
+  };
+
+  /** The rate_limit body of a key from its row as read now (undefined: gone), or 403 for a key revoked or gone. */
+  private bodyOf(key: KnownKey, record: KeyRecord | undefined): object {
     if (record === undefined || record.licence.revoked !== undefined) {
       this.known.delete(key.hex);
       throw new ApiError('BAD_API_KEY');
@@ -382,8 +449,12 @@ export class AccessGate {
     // small lookup's budget); the entry counts only while it is still the
     // cached licence of its hash, so revocation and refresh reach it.
     if (apiKey !== undefined) {
-      const seen = this.byRawKey.get(apiKey);
-      if (seen !== undefined && this.known.get(seen.hex) === seen && Date.now() - seen.loadedMs < this.cacheTtlMs) {
+      // The key of the request before, compared first: cheaper than hashing the new string for the map (issue 22).
+      let seen = apiKey === this.lastRawKey ? this.lastSeen : undefined;
+      if (!this.current(seen)) seen = this.byRawKey.get(apiKey);
+      if (this.current(seen)) {
+        this.lastRawKey = apiKey;
+        this.lastSeen = seen;
         return this.vet(seen, seen.licence.keyHash, clientIp);
       }
     }
@@ -398,6 +469,11 @@ export class AccessGate {
     const loaded = this.store.findLicence(keyHash);
     if (loaded instanceof Promise) return loaded.then((lic) => this.vetAndRemember(apiKey!, this.remember(hex, lic), keyHash, clientIp));
     return this.vetAndRemember(apiKey!, this.remember(hex, loaded), keyHash, clientIp);
+  }
+
+  /** Whether a remembered entry may still be used: it is the cached licence of its hash, and not older than the cache's TTL. */
+  private current(key: KnownKey | undefined): key is KnownKey {
+    return key !== undefined && this.known.get(key.hex) === key && Date.now() - key.loadedMs < this.cacheTtlMs;
   }
 
   private vetAndRemember(apiKey: string, key: KnownKey | undefined, keyHash: Buffer, clientIp: ClientIp): KnownKey {
@@ -428,10 +504,12 @@ export class AccessGate {
   }
 
   private vet(key: KnownKey | undefined, keyHash: Buffer, clientIp: ClientIp): KnownKey {
-    if (key === undefined || !sameKeyHash(key.licence.keyHash, keyHash) || key.licence.revoked !== undefined) {
+    // The raw-key cache hands the stored hash itself: nothing to compare (a client's hash is compared in constant time).
+    if (key === undefined || (keyHash !== key.licence.keyHash && !sameKeyHash(key.licence.keyHash, keyHash)) ||
+      key.licence.revoked !== undefined) {
       throw new ApiError('BAD_API_KEY');
     }
-    if (key.allow !== undefined && !key.allow.allows(typeof clientIp === 'string' ? clientIp : clientIp())) {
+    if (key.allow !== undefined && !key.allow.allows(ipOf(clientIp))) {
       throw new ApiError('BAD_API_KEY');
     }
     if (!key.licence.v2) throw new ApiError('NOT_AUTHORISED');

@@ -21,7 +21,7 @@ export interface FlexQuery extends CommonParams {
 const NOT_FOR_FLEX = ['aggr', 'humantime', 'max_count'];
 
 /** `segments` are the decoded path segments after the version prefix, starting with the method. */
-export function parseFlexQuery(segments: readonly string[], q: Map<string, string>, now: number): FlexQuery {
+export function parseFlexQuery(segments: readonly string[], q: ReadonlyMap<string, string>, now: number): FlexQuery {
   const method = segments[0] as FlexMethod;
   if (segments.length < 2 || (segments[1] !== 'rrnames' && segments[1] !== 'rdata')) {
     throw new ApiError('BAD_WHAT_TO_SEARCH');

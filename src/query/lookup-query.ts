@@ -118,7 +118,7 @@ export function parseStandardType(segment: string | undefined, omitted: TypeFilt
 }
 
 /** `segments` start with 'lookup' or 'summarize'. */
-export function parseLookupQuery(segments: readonly string[], q: Map<string, string>, now: number): LookupQuery {
+export function parseLookupQuery(segments: readonly string[], q: ReadonlyMap<string, string>, now: number): LookupQuery {
   const summarize = segments[0] === 'summarize';
   const target = segments[1];
   if (target !== 'rrset' && target !== 'rdata') throw new ApiError('BAD_WHAT_TO_SEARCH');

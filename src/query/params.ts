@@ -54,7 +54,7 @@ function optionalMatch(v: string | undefined, re: RegExp, maxChars: number): str
   return v;
 }
 
-export function parseCommon(q: Map<string, string>, now: number): CommonParams {
+export function parseCommon(q: ReadonlyMap<string, string>, now: number): CommonParams {
   const fence: TimeFence = {};
   const tfb = parseTime(q.get('time_first_before'), now);
   const tfa = parseTime(q.get('time_first_after'), now);

@@ -47,10 +47,13 @@ export function percentDecode(raw: string): string | undefined {
   }
 }
 
+/** The parameters of an empty query string, shared: callers only read them. */
+const NO_PARAMS: ReadonlyMap<string, string> = new Map();
+
 /** Raw query string -> decoded parameters; undefined when an escape is malformed. Last value wins. */
-export function parseQueryString(raw: string): Map<string, string> | undefined {
+export function parseQueryString(raw: string): ReadonlyMap<string, string> | undefined {
+  if (raw === '') return NO_PARAMS;
   const out = new Map<string, string>();
-  if (raw === '') return out;
   for (const part of raw.split('&')) {
     if (part === '') continue;
     const eq = part.indexOf('=');

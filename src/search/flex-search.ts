@@ -72,12 +72,12 @@ class UnionOfLines implements Combiner<FlexSource, string> {
 }
 
 /** Runs a planned flexible search to its terminator, or to a `failed` one after `deadlineMs`. */
-export function runFlexSearch(plan: FlexPlan, eff: Effective, deadlineMs: number, sink: ResultSink): Promise<PageOutcome> {
+export function runFlexSearch(plan: FlexPlan, eff: Effective, deadlineMs: number, sink: ResultSink): PageOutcome | Promise<PageOutcome> {
   // A bad pattern fails fast, with RE2's own words, before anything runs.
   if (plan.error !== undefined) {
     plan.cancel();
     sink.end('failed', plan.error);
-    return Promise.resolve({ results: 0, terminator: 'failed', message: plan.error });
+    return { results: 0, terminator: 'failed', message: plan.error };
   }
   return paginate(plan, new UnionOfLines(), linesTo(sink),
     { offset: eff.offset, limit: eff.limit, deadlineMs }, sink);

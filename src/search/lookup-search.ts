@@ -25,6 +25,11 @@ import { paginate, type Combiner, type Output, type PageOutcome } from './pagina
 import type { ResultSink } from './sink.js';
 import type { LookupSource } from './sources.js';
 
+/** Whether a result, with its (summed) sighting, passes the answer's time fence: the one rule sources and merge judge by. */
+export function keptByFence(s: Readonly<Sighting>, fence: TimeFence): boolean {
+  return inFence(firstSeen(s), lastSeen(s), fence);
+}
+
 /**
  * Folds the rows of one key into one result: the first row's fields, the sum
  * of every row's sighting; no result when the sum is outside the fence.
@@ -53,13 +58,16 @@ class SummedRows implements Combiner<LookupSource, LookupResult> {
     const r = this.summed ?? this.first;
     this.first = undefined;
     this.summed = undefined;
-    return r !== undefined && inFence(firstSeen(r.sighting), lastSeen(r.sighting), this.fence) ? r : undefined;
+    return r !== undefined && keptByFence(r.sighting, this.fence) ? r : undefined;
   }
 }
 
-/** Result lines to the sink. */
+/**
+ * Result lines to the sink. Plain: a lone source may write its results'
+ * lines itself (LookupSource.bulk), judging the fence as SummedRows does.
+ */
 function resultLines(sink: ResultSink, humantime: boolean): Output<LookupResult> {
-  return { write: (r) => sink.text(`${lookupLine(r, humantime)}\n`) };
+  return { write: (r) => sink.text(`${lookupLine(r, humantime)}\n`), plain: true };
 }
 
 /** One summary object: the results are counted and their sightings summed. */
@@ -73,7 +81,8 @@ function summary(q: LookupQuery): Output<LookupResult> {
 }
 
 /** Runs a planned lookup or summary to its terminator, or to a `failed` one after `deadlineMs`. */
-export function runLookup(plan: LookupPlan, q: LookupQuery, eff: Effective, deadlineMs: number, sink: ResultSink): Promise<PageOutcome> {
+export function runLookup(plan: LookupPlan, q: LookupQuery, eff: Effective, deadlineMs: number,
+  sink: ResultSink): PageOutcome | Promise<PageOutcome> {
   return paginate(plan, new SummedRows(eff.fence), q.summarize ? summary(q) : resultLines(sink, q.humantime),
     { offset: eff.offset, limit: eff.limit, deadlineMs }, sink);
 }

@@ -73,9 +73,12 @@ export interface Openable<S extends SortedSource> {
   cancel(): void;
 }
 
-/** Runs one search to its terminator: opens the sources (telling them how to wake the merge), or cancels them unopened. */
+/**
+ * Runs one search to its terminator: opens the sources (telling them how to wake the merge), or cancels them unopened.
+ * The outcome comes at once when the answer ended within the call, else as a Promise.
+ */
 export function paginate<S extends SortedSource, R>(plan: Openable<S>, combiner: Combiner<S, R>, output: Output<R>,
-  page: Page, sink: ResultSink): Promise<PageOutcome> {
+  page: Page, sink: ResultSink): PageOutcome | Promise<PageOutcome> {
   return new Paginator(combiner, output, page, sink).run(plan);
 }
 
@@ -84,20 +87,27 @@ export function linesTo(sink: ResultSink): Output<string> {
   return { write: (lines) => sink.text(lines), plain: true };
 }
 
-/** A source that can hand over several items' lines at once (FlexSource.bulk). */
+/**
+ * A source that can hand over several items' lines at once (FlexSource.bulk,
+ * LookupSource.bulk); alone(), where it has one, is called once first: the
+ * source then has only items it would write.
+ */
 interface BulkSource extends SortedSource {
+  alone?(): void;
   bulk(max: number): string;
   readonly bulkCount: number;
 }
 
 const GONE = 'client went away';
 
-class Paginator<S extends SortedSource, R> {
+class Paginator<S extends SortedSource, R> implements SourceEvents {
   private plan!: Openable<S>;
   private opened: OpenSources<S> | undefined;
   /** The sources are being opened (open() returned a promise): an end meanwhile closes them when they come. */
   private opening = false;
-  private resolve!: (o: PageOutcome) => void;
+  /** Set once run() has returned a Promise (the answer did not end within it). */
+  private resolve: ((o: PageOutcome) => void) | undefined;
+  private outcome: PageOutcome | undefined;
   /**
    * The deadline's timer, armed only when the answer first has to wait: most
    * lookups end within their first turn, and a timer per request was a
@@ -113,32 +123,48 @@ class Paginator<S extends SortedSource, R> {
   private written = 0;
   private error: unknown;
   private readonly group: S[] = [];
+  /** A lone bulk source has been told so (BulkSource.alone). */
+  private toldAlone = false;
 
   constructor(private readonly combiner: Combiner<S, R>, private readonly output: Output<R>, private readonly page: Page,
     private readonly sink: ResultSink) {}
 
-  run(plan: Openable<S>): Promise<PageOutcome> {
+  /**
+   * The outcome at once when the answer ended within this call (most lookups:
+   * no Promise, no microtask on the hot path), else a Promise of it.
+   */
+  run(plan: Openable<S>): PageOutcome | Promise<PageOutcome> {
     this.plan = plan;
-    return new Promise<PageOutcome>((resolve) => {
-      this.resolve = resolve;
+    try {
       if (this.sink.aborted) {
         this.finish('failed', GONE);
-        return;
-      }
-      // A hang-up stops every source at once, not at its next item.
-      this.sink.onAbort(() => this.finish('failed', GONE));
-      const opened = plan.open({ ready: () => this.pump(), fail: (message, error) => this.fail(message, error) });
-      if (opened instanceof Promise) {
-        this.opening = true;
-        this.waiting();
-        opened.then((o) => this.sourcesOpened(o), (err: unknown) => {
-          this.opening = false;
-          this.fail(STREAM_MESSAGES.INTERNAL, err);
-        });
       } else {
-        this.sourcesOpened(opened);
+        // A hang-up stops every source at once, not at its next item.
+        this.sink.onAbort(() => this.finish('failed', GONE));
+        const opened = plan.open(this);
+        if (opened instanceof Promise) {
+          this.opening = true;
+          this.waiting();
+          opened.then((o) => this.sourcesOpened(o), (err: unknown) => {
+            this.opening = false;
+            this.fail(STREAM_MESSAGES.INTERNAL, err);
+          });
+        } else {
+          this.sourcesOpened(opened);
+        }
       }
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    if (this.outcome !== undefined) return this.outcome;
+    return new Promise<PageOutcome>((resolve) => {
+      this.resolve = resolve;
     });
+  }
+
+  /** SourceEvents: a source that answered WAIT has an item now (or has ended). */
+  ready(): void {
+    this.pump();
   }
 
   private sourcesOpened(o: OpenSources<S>): void {
@@ -177,10 +203,12 @@ class Paginator<S extends SortedSource, R> {
     const outcome: PageOutcome = { results: this.written, terminator };
     if (message !== undefined) outcome.message = message;
     if (this.error !== undefined) outcome.error = this.error;
-    this.resolve(outcome);
+    this.outcome = outcome;
+    this.resolve?.(outcome);
   }
 
-  private fail(message: string, error: unknown): void {
+  /** SourceEvents: a source cannot go on; the answer ends `failed` with `message`. */
+  fail(message: string, error?: unknown): void {
     if (this.finished) return;
     this.error = error;
     this.finish('failed', message);
@@ -212,7 +240,14 @@ class Paginator<S extends SortedSource, R> {
   private step(): void {
     const sources = this.opened!.sources;
     const lone = sources.length === 1 ? sources[0]! : undefined;
-    if (lone !== undefined && this.output.plain === true && 'bulk' in lone) return this.stepBulk(lone as unknown as BulkSource);
+    if (lone !== undefined && this.output.plain === true && 'bulk' in lone) {
+      const bulk = lone as unknown as BulkSource;
+      if (!this.toldAlone) {
+        this.toldAlone = true;
+        bulk.alone?.();
+      }
+      return this.stepBulk(bulk);
+    }
     for (let budget: number = LIMITS.pageGroupsPerTurn; !this.finished; budget--) {
       if (this.sink.aborted) return this.finish('failed', GONE);
       if (!this.sink.writable) {

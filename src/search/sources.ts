@@ -74,4 +74,12 @@ export interface FlexSource extends SortedSource {
 export interface LookupSource extends SortedSource {
   /** The current row; valid until the source's next state() (the merge writes it before it asks again). */
   row(): LookupResult;
+  /**
+   * Optional, for a search that has this source alone: from the call on,
+   * state() has only items the answer's fence keeps, and bulk() renders
+   * their lines as the search's output would (FlexSource.bulk).
+   */
+  alone?(): void;
+  bulk?(max: number): string;
+  readonly bulkCount?: number;
 }

@@ -24,7 +24,7 @@
 
 import { LIMITS } from '../config/limits.js';
 import { API_ERRORS, ApiError, isApiError, STREAM_MESSAGES, TlsPairError, type ApiErrorCode } from '../errors/catalogue.js';
-import { AccessGate, type Grant } from '../auth/access-gate.js';
+import { AccessGate, type Admission, type Grant } from '../auth/access-gate.js';
 import type { KeyStoreNotice } from '../auth/key-store.js';
 import { sqliteKeyStoreConfig, type KeyStoreConfig } from '../auth/stores/open-key-store.js';
 import { activeFaults } from '../lib/faults.js';
@@ -38,7 +38,7 @@ import { CONSOLE_PATH, ConsoleFiles, redirectToConsole, serveConsoleFile, type A
 import { requireDataDir } from '../shard/manifest.js';
 import { Exchange, type AdmissionStage } from './exchange.js';
 import { installHttp10, isHttp10 } from './http10.js';
-import { log } from './log.js';
+import { flushLog, log, logMember, requestLog } from './log.js';
 import { metricsRegistry } from './metrics.js';
 import { startMetricsListener, type MetricsListener, type Readiness, type ReadinessCheck } from './metrics-listener.js';
 import { answerScrapes } from './process-group.js';
@@ -99,6 +99,9 @@ export interface RunningServer {
 
 const errorOf = (code: ApiErrorCode) => new ApiError(code);
 
+/** GET ping's body, made once. */
+const PING_BODY = `${JSON.stringify({ ping: 'ok' })}\n`;
+
 /** Stream failures that are the server's, not the query's: before any result is written they cost the key nothing. */
 const SERVER_FAULTS: ReadonlySet<string | undefined> = new Set([STREAM_MESSAGES.INTERNAL, STREAM_MESSAGES.DATA_DAMAGED]);
 
@@ -117,7 +120,14 @@ class OpenStreams {
   private reserved = 0;
   /** Of those, HTTP/1.0 answers, which are held whole (LIMITS.http10SearchesInFlightMax). */
   private reservedHttp10 = 0;
-  private readonly writers = new Set<SafWriter>();
+  /**
+   * The open streams, a list threaded through the writers themselves
+   * (SafWriter.openPrev/openNext): a Set's add and delete, with its table
+   * grown and shrunk as the streams of each turn came and went, were 5% of a
+   * small lookup's own JavaScript (bench/micro/front-end.ts).
+   */
+  private head: SafWriter | undefined;
+  private open = 0;
   /** Set by shutdown(): the terminator message of every stream, those that begin later included. */
   private shutdownMessage: string | undefined;
   private summary: ShutdownSummary = { drained: 0, cut: 0, hangups: 0 };
@@ -143,14 +153,25 @@ class OpenStreams {
   }
 
   add(w: SafWriter): void {
-    this.writers.add(w);
+    w.openNext = this.head;
+    if (this.head !== undefined) this.head.openPrev = w;
+    this.head = w;
+    w.listed = true;
+    this.open++;
     // Admitted before the shutdown, begun after it: ended at once, as the others were.
     if (this.shutdownMessage !== undefined) w.shutdown(this.shutdownMessage);
   }
 
   /** Once the writer's stream has ended (its fate is known). */
   delete(w: SafWriter): void {
-    if (!this.writers.delete(w)) return;
+    if (!w.listed) return;
+    w.listed = false;
+    if (w.openPrev !== undefined) w.openPrev.openNext = w.openNext;
+    else this.head = w.openNext;
+    if (w.openNext !== undefined) w.openNext.openPrev = w.openPrev;
+    w.openPrev = undefined;
+    w.openNext = undefined;
+    this.open--;
     if (this.shutdownMessage !== undefined) {
       const fate = w.outcome;
       if (fate === 'cut') this.summary.cut++;
@@ -158,6 +179,13 @@ class OpenStreams {
       else this.summary.drained++;
     }
     this.changed?.();
+  }
+
+  /** The open streams now, as an array: what is done to each may end it. */
+  private listed(): SafWriter[] {
+    const all: SafWriter[] = [];
+    for (let w = this.head; w !== undefined; w = w.openNext) all.push(w);
+    return all;
   }
 
   /**
@@ -170,18 +198,18 @@ class OpenStreams {
    */
   shutdown(message: string, graceMs: number): Promise<ShutdownSummary> {
     this.shutdownMessage = message;
-    for (const w of this.writers) w.shutdown(message);
+    for (const w of this.listed()) w.shutdown(message);
     return new Promise((resolve) => {
       let graceOver = false;
       const check = () => {
-        if (this.writers.size > 0 || (this.reserved > 0 && !graceOver)) return;
+        if (this.open > 0 || (this.reserved > 0 && !graceOver)) return;
         clearTimeout(timer);
         this.changed = undefined;
         resolve(this.summary);
       };
       const timer = setTimeout(() => {
         graceOver = true;
-        for (const w of this.writers) w.cut();
+        for (const w of this.listed()) w.cut();
         check();
       }, graceMs);
       this.changed = check;
@@ -202,27 +230,41 @@ const OVERLOAD_CAUSE: Readonly<Record<AdmissionStage, OverloadCause>> = {
   admit: 'key_store', plan: 'scan_queue', reserve: 'streams', charge: 'key_store', closing: 'shutdown',
 };
 
-/** The request handlers, over the backend and the gate this server was started with. */
-class FrontEnd {
+/** The request handlers, over the backend and the gate this server was started with (exported for bench/micro/front-end.ts). */
+export class FrontEnd {
   closing = false;
   readonly streams = new OpenStreams();
 
   constructor(private readonly backend: SearchBackend, private readonly gate: AccessGate, private readonly keepAliveMs: number,
     private readonly searchTimeoutMs: number, readonly stats: ServingStats) {}
 
-  async handle(x: Exchange): Promise<void> {
+  /**
+   * Answers one request: undefined when it was answered (or its stream ended)
+   * within this call, else a Promise that settles when it is; a refusal is a
+   * throw or a rejection. The common answers (ping, a cached key's lookup that
+   * ends in its first turn) make no Promise and wait for no microtask.
+   */
+  handle(x: Exchange): Promise<void> | undefined {
     const r = route(x.url);
     x.family = this.stats.families[FAMILY_OF[r.kind]];
     switch (r.kind) {
       case 'not_found':
-        return x.sendError(errorOf('NOT_FOUND'));
+        x.sendError(errorOf('NOT_FOUND'));
+        return undefined;
       case 'ping':
-        return x.sendJson({ ping: 'ok' });
+        x.sendJsonText(PING_BODY);
+        return undefined;
       case 'openapi':
         // No key: partners fetch the description before they have one.
-        return x.sendJsonText(openApiText());
+        x.sendJsonText(openApiText());
+        return undefined;
       case 'rate_limit':
-        return x.sendJson(await this.gate.rateLimit(x.apiKey, x.ip));
+      {
+        const text = this.gate.rateLimitText(x.apiKey, x);
+        if (text instanceof Promise) return text.then((t) => x.sendJsonText(t));
+        x.sendJsonText(text);
+        return undefined;
+      }
       case 'flex':
       case 'lookup':
       case 'summarize': {
@@ -239,21 +281,34 @@ class FrontEnd {
    * 401, 403, 415, 416), else the head of its 200 stream. Nothing is
    * planned, charged or run: HEAD is safe, and monitors send it.
    */
-  private async searchHead(x: Exchange, req: SearchRequest): Promise<void> {
-    const found = this.gate.authenticate(x.apiKey, x.ip, req.endpoint);
-    const admission = found instanceof Promise ? await found : found;
-    applyKey(req.params, admission.limits);
+  private searchHead(x: Exchange, req: SearchRequest): Promise<void> | undefined {
+    const found = this.gate.authenticate(x.apiKey, x, req.endpoint);
+    if (found instanceof Promise) {
+      return found.then((admission) => {
+        applyKey(req.params, admission.limits);
+        x.sendStreamHead();
+      });
+    }
+    applyKey(req.params, found.limits);
     x.sendStreamHead();
+    return undefined;
   }
 
-  /** Admits, charges and streams one search, in the order of the module comment. */
-  private async search(x: Exchange, req: SearchRequest): Promise<void> {
-    // Cached keys and unlimited keys answer synchronously: no await, no microtask, on the hot path.
-    const found = this.gate.authenticate(x.apiKey, x.ip, req.endpoint);
-    const admission = found instanceof Promise ? await found : found;
+  /**
+   * Admits, charges and streams one search, in the order of the module
+   * comment. Cached keys and unlimited keys answer synchronously: no await,
+   * no microtask, on the hot path; each step goes on in a then() only when
+   * the one before it had to wait.
+   */
+  private search(x: Exchange, req: SearchRequest): Promise<void> | undefined {
+    const found = this.gate.authenticate(x.apiKey, x, req.endpoint);
+    if (found instanceof Promise) return found.then((admission) => this.admitted(x, req, admission));
+    return this.admitted(x, req, found);
+  }
+
+  private admitted(x: Exchange, req: SearchRequest, admission: Admission): Promise<void> | undefined {
     x.stage = 'plan';
     const planned = req.plan(applyKey(req.params, admission.limits));
-    let grant: Grant;
     try {
       // Admitted while the server was taking requests, planned after it began to stop: nothing more starts.
       if (this.closing) {
@@ -266,34 +321,76 @@ class FrontEnd {
       planned.cancel();
       throw err;
     }
-    try {
-      x.stage = 'charge';
-      const charged = this.gate.charge(admission, req.endpoint);
-      grant = charged instanceof Promise ? await charged : charged;
-    } catch (err) {
-      this.streams.release(x.http10);
-      planned.cancel();
-      throw err;
+    x.stage = 'charge';
+    const charged = this.gate.charge(admission, req.endpoint);
+    if (charged instanceof Promise) {
+      return charged.then((grant) => this.granted(x, req, planned, grant), (err: unknown) => {
+        this.streams.release(x.http10);
+        planned.cancel();
+        throw err;
+      });
     }
-    try {
-      if (x.aborted) planned.cancel();
-      else await this.stream(x, grant, planned, req);
-    } finally {
+    return this.granted(x, req, planned, charged);
+  }
+
+  /** A charged search: its stream, then its slot and its grant released, however it ends. */
+  private granted(x: Exchange, req: SearchRequest, planned: PlannedSearch, grant: Grant): Promise<void> | undefined {
+    const done = () => {
       this.streams.release(x.http10);
       grant.release();
+    };
+    let streamed: Promise<void> | undefined;
+    try {
+      if (x.aborted) planned.cancel();
+      else streamed = this.stream(x, grant, planned, req);
+    } catch (err) {
+      done();
+      throw err;
     }
+    if (streamed === undefined) {
+      done();
+      return undefined;
+    }
+    return streamed.finally(done);
   }
 
   /** The 200 stream of an admitted search, to its terminator. */
-  private async stream(x: Exchange, grant: Grant, planned: PlannedSearch, req: SearchRequest): Promise<void> {
+  private stream(x: Exchange, grant: Grant, planned: PlannedSearch, req: SearchRequest): Promise<void> | undefined {
     const w = new SafWriter(x.res, x, this.keepAliveMs, x.http10);
     x.writer = w;
     w.begin(grant.headers);
     this.streams.add(w);
+    let ran: PageOutcome | Promise<PageOutcome>;
     try {
-      const outcome = await planned.run(w);
-      // A slow reader's terminator waits for what is buffered before it (saf-writer.ts): the stream is open until then.
-      const fate = w.outcome ?? await w.whenFinished();
+      ran = planned.run(w);
+    } catch (err) {
+      this.streams.delete(w);
+      throw err;
+    }
+    if (ran instanceof Promise) {
+      return ran.then((outcome) => this.ran(x, grant, req, w, outcome), (err: unknown) => {
+        this.streams.delete(w);
+        throw err;
+      });
+    }
+    return this.ran(x, grant, req, w, ran);
+  }
+
+  /** The answer has ended: once its stream has too (a slow reader's terminator waits for what is buffered before it), its bookkeeping. */
+  private ran(x: Exchange, grant: Grant, req: SearchRequest, w: SafWriter, outcome: PageOutcome): Promise<void> | undefined {
+    const fate = w.outcome;
+    if (fate === undefined) {
+      return w.whenFinished().then((f) => this.ended(x, grant, req, w, outcome, f), (err: unknown) => {
+        this.streams.delete(w);
+        throw err;
+      });
+    }
+    this.ended(x, grant, req, w, outcome, fate);
+    return undefined;
+  }
+
+  private ended(x: Exchange, grant: Grant, req: SearchRequest, w: SafWriter, outcome: PageOutcome, fate: StreamFate): void {
+    try {
       if (outcome.error !== undefined) log.error({ err: outcome.error }, 'search failed after begin');
       // The server failed this answer before it wrote any result: it costs the key nothing (README "Quotas when a search fails").
       // A summary counts results but writes its one line only when it succeeds, so a failed one has delivered nothing.
@@ -310,14 +407,17 @@ class FrontEnd {
     this.gate.refund(grant).catch((err: unknown) => log.warn({ err }, 'quota refund failed; the request stays charged'));
   }
 
-  /** `terminator` says what the reader got: the answer's terminator, or `cut` when the server closed the stream before it. */
+  /**
+   * The request log's line (server/log.ts): status, ms, key, results, terminator and what the query may
+   * show. `terminator` says what the reader got: the answer's terminator, or `cut` when the server closed
+   * the stream before it.
+   */
   private logRequest(x: Exchange, grant: Grant, req: SearchRequest, outcome: PageOutcome, fate: StreamFate): void {
-    // Checked first so that a quieter level does not even build the record.
-    if (!log.isLevelEnabled('info')) return;
-    log.info({
-      status: 200, ms: Math.round(performance.now() - x.started), key: grant.limits.fingerprint,
-      results: outcome.results, terminator: fate === 'cut' ? 'cut' : outcome.terminator, ...(grant.limits.private ? {} : req.logFields()),
-    }, 'request');
+    // Checked first so that a quieter level does not even build the line.
+    if (!requestLog.enabled) return;
+    const terminator = fate === 'cut' ? 'cut' : outcome.terminator;
+    requestLog.write(`,"status":200,"ms":${Math.round(performance.now() - x.started)}${logMember('key', grant.limits.fingerprint)}` +
+      `,"results":${outcome.results},"terminator":"${terminator}"`, grant.limits.private ? '' : req.logMembers());
   }
 
   /** uWS's handler for every GET, and for every HEAD (`head`: the same answer without its body). */
@@ -326,18 +426,21 @@ class FrontEnd {
       this.stats.families.other);
     x.head = head;
     x.http10 = isHttp10(req);
-    res.onAborted(() => {
-      if (!x.answered) x.family.abandoned++;
-      x.aborted = true;
-      x.writer?.markAborted();
-    });
+    res.onAborted(() => x.abort());
     if (x.url.length > LIMITS.urlBytesMax) return x.sendError(errorOf('EXCEPTION'));
     // Shutting down: a kept-alive connection may still send a request.
     if (this.closing) {
       this.stats.overloads.shutdown++;
       return x.sendError(errorOf('OVERLOADED'));
     }
-    this.handle(x).catch((err: unknown) => this.onError(x, err));
+    let handled: Promise<void> | undefined;
+    try {
+      handled = this.handle(x);
+    } catch (err) {
+      this.onError(x, err);
+      return;
+    }
+    handled?.catch((err: unknown) => this.onError(x, err));
   }
 
   /**
@@ -535,6 +638,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       metrics?.close();
       await backend.close();
       gate.close();
+      // Every request line of the streams just ended, written before the process exits.
+      await flushLog();
     },
   };
 }

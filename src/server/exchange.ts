@@ -12,6 +12,7 @@ import type { ApiError } from '../errors/catalogue.js';
 import type { SafWriter } from './saf-writer.js';
 import type { FamilyStats } from './serving-stats.js';
 import type { HttpResponse } from './uws.js';
+import { CLOSE, CONNECTION, CONTENT_TYPE, statusBytes, wire } from './wire.js';
 
 /**
  * How far a search has come along the front end's admission path (app.ts):
@@ -21,17 +22,6 @@ import type { HttpResponse } from './uws.js';
 export type AdmissionStage = 'admit' | 'plan' | 'reserve' | 'charge' | 'closing';
 
 export type Headers = ReadonlyArray<readonly [string, string]>;
-
-const REASONS: Record<number, string> = {
-  200: 'OK', 204: 'No Content', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found',
-  415: 'Unsupported Media Type', 416: 'Range Not Satisfiable', 429: 'Too Many Requests',
-  500: 'Internal Server Error', 503: 'Service Unavailable',
-};
-
-/** The status line of `status`, as uWS takes it. */
-export function statusLine(status: number): string {
-  return `${status} ${REASONS[status] ?? ''}`;
-}
 
 export class Exchange {
   aborted = false;
@@ -45,12 +35,22 @@ export class Exchange {
   /** Set once a status line has gone out (here or by the writer). */
   answered = false;
   stage: AdmissionStage = 'admit';
-  /** The client's address, read from the socket only when asked (a key with an allow-list). */
-  readonly ip = (): string => (this.aborted ? '' : latin1(this.res.getRemoteAddressAsText()));
 
   /** `family`: where this request counts; the front end narrows it once the path is routed. */
   constructor(readonly res: HttpResponse, readonly url: string, readonly query: string, readonly accept: string,
     readonly apiKey: string | undefined, public family: FamilyStats) {}
+
+  /** The client's address (ClientAddress), read from the socket only when asked: a key with an allow-list. */
+  clientIp(): string {
+    return this.aborted ? '' : latin1(this.res.getRemoteAddressAsText());
+  }
+
+  /** uWS's onAborted: the client has gone (or uWS gave up on it); nothing may touch the response from now on. */
+  abort(): void {
+    if (!this.answered) this.family.abandoned++;
+    this.aborted = true;
+    this.writer?.markAborted();
+  }
 
   /** Counts the status line going out now. */
   markAnswered(status: number, nowMs: number): void {
@@ -82,9 +82,9 @@ export class Exchange {
     if (this.aborted) return;
     this.markAnswered(200, performance.now());
     this.res.cork(() => {
-      this.res.writeStatus('200 OK');
-      this.res.writeHeader('Content-Type', 'application/x-ndjson');
-      if (this.http10) this.res.writeHeader('Connection', 'close');
+      this.res.writeStatus(statusBytes(200));
+      this.res.writeHeader(CONTENT_TYPE, wire('application/x-ndjson'));
+      if (this.http10) this.res.writeHeader(CONNECTION, CLOSE);
       this.res.endWithoutBody();
     });
   }
@@ -94,9 +94,9 @@ export class Exchange {
     if (this.aborted) return;
     this.markAnswered(204, performance.now());
     this.res.cork(() => {
-      this.res.writeStatus(statusLine(204));
-      for (const [k, v] of headers) this.res.writeHeader(k, v);
-      if (this.http10) this.res.writeHeader('Connection', 'close');
+      this.res.writeStatus(statusBytes(204));
+      for (const [k, v] of headers) this.res.writeHeader(wire(k), v);
+      if (this.http10) this.res.writeHeader(CONNECTION, CLOSE);
       this.res.endWithoutBody();
     });
   }
@@ -105,10 +105,10 @@ export class Exchange {
     if (this.aborted) return;
     this.markAnswered(status, performance.now());
     this.res.cork(() => {
-      this.res.writeStatus(statusLine(status));
-      this.res.writeHeader('Content-Type', contentType);
-      for (const [k, v] of headers) this.res.writeHeader(k, v);
-      if (this.http10) this.res.writeHeader('Connection', 'close');
+      this.res.writeStatus(statusBytes(status));
+      this.res.writeHeader(CONTENT_TYPE, wire(contentType));
+      for (const [k, v] of headers) this.res.writeHeader(wire(k), v);
+      if (this.http10) this.res.writeHeader(CONNECTION, CLOSE);
       if (!this.head) {
         this.res.end(body);
         return;

@@ -55,7 +55,11 @@ import { STREAM_MESSAGES } from '../errors/catalogue.js';
 import { BEGIN_LINE, KEEPALIVE_LINE, terminatorLine, type Terminator } from '../render/saf.js';
 import type { ResultSink } from '../search/sink.js';
 import type { FamilyStats } from './serving-stats.js';
+import { CLOSE, CONNECTION, CONTENT_TYPE, statusBytes, wire } from './wire.js';
 import type { HttpResponse } from './uws.js';
+
+const STATUS_200 = statusBytes(200);
+const NDJSON = wire('application/x-ndjson');
 
 /**
  * Where a stream counts itself: the request's Exchange (its start, its
@@ -79,17 +83,29 @@ const SLOW_READER_CUT_MS = 4_000;
  * One timer for every open stream with the same keep-alive interval: a
  * setInterval and clearInterval per response cost a small lookup about as
  * much as its own search. The timer stops at the first tick that finds no
- * stream open.
+ * stream open. A stream joins the ticker's set at the end of the event-loop
+ * turn it began in, if it is still open then: most answers end within that
+ * turn, and never touch the set (a keep-alive is due keepAliveMs later at
+ * the earliest, many turns on).
  */
 class KeepAliveTicker {
   private readonly writers = new Set<SafWriter>();
   private timer: NodeJS.Timeout | undefined;
+  /** Streams begun in this turn, joining at its end (adopt). */
+  private fresh: SafWriter[] = [];
 
   constructor(private readonly periodMs: number) {}
 
   add(w: SafWriter): void {
-    this.writers.add(w);
-    if (this.timer !== undefined) return;
+    if (this.fresh.length === 0) setImmediate(this.adopt);
+    this.fresh.push(w);
+  }
+
+  private readonly adopt = (): void => {
+    const fresh = this.fresh;
+    this.fresh = [];
+    for (const w of fresh) if (w.keepingAlive(this)) this.writers.add(w);
+    if (this.writers.size === 0 || this.timer !== undefined) return;
     this.timer = setInterval(() => {
       if (this.writers.size === 0) {
         clearInterval(this.timer);
@@ -99,8 +115,9 @@ class KeepAliveTicker {
       for (const writer of this.writers) writer.keepAliveTick();
     }, this.periodMs);
     this.timer.unref();
-  }
+  };
 
+  /** A stream that no longer needs keep-alives (one still in `fresh` is skipped when the turn ends). */
   delete(w: SafWriter): void {
     this.writers.delete(w);
   }
@@ -132,6 +149,37 @@ function corkPieces(chunk: string): (string | Uint8Array)[] {
   return pieces;
 }
 
+/**
+ * The Content-Type value and the header lines after it, as one value for one
+ * writeHeader: uWS (20.30) writes `name: value\r\n` for each call and looks
+ * at neither, so `application/x-ndjson\r\nX-RateLimit-Limit: unlimited\r\n...`
+ * puts the same bytes on the wire as five calls, for a fifth of their cost
+ * (0.6 us of a bare uWS answer's 3.6 with an unlimited key's headers, wrk
+ * -t1 -c64; issue 22). A header list a grant hands over again and again (an
+ * unlimited key's, made once per key by the gate) gets its block as bytes
+ * the second time it comes in a row, kept as long as the list lives; a
+ * metered key's lists are new each time and are joined as text. The values
+ * are the gate's own (quota figures), never the client's.
+ */
+const HEAD_BLOCKS = new WeakMap<Headers, Buffer>();
+let seenOnce: Headers | undefined;
+
+function headBlock(headers: Headers): Buffer | string {
+  const block = HEAD_BLOCKS.get(headers);
+  if (block !== undefined) return block;
+  let text = 'application/x-ndjson';
+  for (const [k, v] of headers) text += `\r\n${k}: ${v}`;
+  if (headers !== seenOnce) {
+    seenOnce = headers;
+    return text;
+  }
+  const made = Buffer.from(text, 'latin1');
+  HEAD_BLOCKS.set(headers, made);
+  return made;
+}
+
+type Headers = ReadonlyArray<readonly [string, string]>;
+
 /** Bytes of a whole (HTTP/1.0) answer handed to the socket in one turn of the event loop: about a millisecond of sends. */
 const WHOLE_BYTES_PER_TURN = 1 << 20;
 
@@ -143,7 +191,14 @@ const WHOLE_BYTES_PER_TURN = 1 << 20;
 export type StreamFate = Terminator | 'cut' | 'hangup';
 
 export class SafWriter implements ResultSink {
-  private pending: string[] = [];
+  /** The front end's list of open streams (app.ts OpenStreams): whether this one is on it, and its neighbours there. */
+  listed = false;
+  openPrev: SafWriter | undefined;
+  openNext: SafWriter | undefined;
+  /** Lines not yet handed to uWS (a streamed answer). */
+  private pending = '';
+  /** A whole (HTTP/1.0) answer's lines, kept apart: they are sent part by part, never joined (sendWhole). */
+  private parts: (string | Buffer)[] | undefined;
   private pendingBytes = 0;
   private backpressured = false;
   /** Date.now() when the socket last pushed back. */
@@ -151,10 +206,12 @@ export class SafWriter implements ResultSink {
   /** The socket has pushed back at least once: the end waits for uWS's buffer (module comment). */
   private slowed = false;
   private writableHandler = false;
-  private waiters: (() => void)[] = [];
-  private abortListeners: (() => void)[] = [];
-  private finishWaiters: ((fate: StreamFate) => void)[] = [];
-  private lastWrite = Date.now();
+  // Made when first needed: most answers end in the turn they begin, and wait for nothing.
+  private waiters: (() => void)[] | undefined;
+  private abortListeners: (() => void)[] | undefined;
+  private finishWaiters: ((fate: StreamFate) => void)[] | undefined;
+  /** Date.now() of the last write (begin() sets it first). */
+  private lastWrite = 0;
   private keepAlive: KeepAliveTicker | undefined;
   /** end() was called: nothing more is appended. */
   private ended = false;
@@ -197,7 +254,7 @@ export class SafWriter implements ResultSink {
   /** Resolves with the stream's fate once it has one. */
   whenFinished(): Promise<StreamFate> {
     if (this.fate !== undefined) return Promise.resolve(this.fate);
-    return new Promise((resolve) => this.finishWaiters.push(resolve));
+    return new Promise((resolve) => (this.finishWaiters ??= []).push(resolve));
   }
 
   /** Must be called once the request is known to be aborted (from res.onAborted). */
@@ -256,7 +313,7 @@ export class SafWriter implements ResultSink {
   /** Runs `f` once if the client goes away (at once if it already has). */
   onAbort(f: () => void): void {
     if (this.aborted) f();
-    else this.abortListeners.push(f);
+    else (this.abortListeners ??= []).push(f);
   }
 
   get writable(): boolean {
@@ -278,11 +335,16 @@ export class SafWriter implements ResultSink {
     this.keepAlive.add(this);
   }
 
+  /** Whether this stream still wants keep-alives from `ticker` (it has not ended meanwhile). */
+  keepingAlive(ticker: KeepAliveTicker): boolean {
+    return this.keepAlive === ticker;
+  }
+
   /** Called by the ticker: after keepAliveMs of silence, send what is pending, or a `{}` line. */
   keepAliveTick(): void {
     if (!this.ended && !this.aborted && !this.backpressured && Date.now() - this.lastWrite >= this.keepAliveMs) {
       if (this.pendingBytes === 0) {
-        this.pending.push(KEEPALIVE_LINE);
+        this.pending += KEEPALIVE_LINE;
         this.pendingBytes += KEEPALIVE_LINE.length;
         this.meter.family.keepAlives++;
       }
@@ -296,10 +358,9 @@ export class SafWriter implements ResultSink {
     if (headers === undefined) return;
     this.headers = undefined;
     this.meter.markAnswered(200, nowMs ?? performance.now());
-    this.res.writeStatus('200 OK');
-    this.res.writeHeader('Content-Type', 'application/x-ndjson');
-    for (const [k, v] of headers) this.res.writeHeader(k, v);
-    if (this.whole) this.res.writeHeader('Connection', 'close');
+    this.res.writeStatus(STATUS_200);
+    this.res.writeHeader(CONTENT_TYPE, headers.length === 0 ? NDJSON : headBlock(headers));
+    if (this.whole) this.res.writeHeader(CONNECTION, CLOSE);
   }
 
   /** Appends lines, each ending in a newline. */
@@ -311,7 +372,8 @@ export class SafWriter implements ResultSink {
       this.stop();
       return;
     }
-    this.pending.push(lines);
+    if (this.whole) (this.parts ??= []).push(lines);
+    else this.pending += lines;
     this.pendingBytes += lines.length;
     if (this.pendingBytes >= this.chunkBytes) this.flush();
   }
@@ -340,7 +402,7 @@ export class SafWriter implements ResultSink {
   /** Resolves when the socket can take more (at once when it can), or when the client has gone. */
   whenWritable(): Promise<void> {
     if (!this.backpressured || this.aborted) return Promise.resolve();
-    return new Promise((r) => this.waiters.push(r));
+    return new Promise((r) => (this.waiters ??= []).push(r));
   }
 
   /** Ends the stream with its terminator line (after what uWS holds has drained, for a reader that has been slow). */
@@ -355,11 +417,11 @@ export class SafWriter implements ResultSink {
     if (msg !== undefined) this.meter.family.streamBytes += Buffer.byteLength(terminator) - terminator.length;
     if (this.whole) {
       this.ended = true;
-      const parts: (string | Buffer)[] = this.pending;
+      const parts = this.parts ?? [];
       this.count(terminator);
       this.meter.family.streamBytes += this.pendingBytes;
       parts.push(Buffer.from(terminator, 'utf8'));
-      this.pending = [];
+      this.parts = undefined;
       this.pendingBytes = 0;
       this.sendWhole(parts, cond);
       return;
@@ -512,8 +574,8 @@ export class SafWriter implements ResultSink {
   }
 
   private takePending(): string {
-    const chunk = this.pending.join('');
-    this.pending = [];
+    const chunk = this.pending;
+    this.pending = '';
     this.pendingBytes = 0;
     this.count(chunk);
     return chunk;
@@ -529,21 +591,23 @@ export class SafWriter implements ResultSink {
     if (this.fate !== undefined) return;
     this.fate = fate;
     const w = this.finishWaiters;
-    this.finishWaiters = [];
+    if (w === undefined) return;
+    this.finishWaiters = undefined;
     for (const f of w) f(fate);
   }
 
   private wakeWaiters(): void {
     const w = this.waiters;
-    this.waiters = [];
+    if (w === undefined) return;
+    this.waiters = undefined;
     for (const f of w) f();
   }
 
   /** Wakes the producer: waiters and abort listeners (the client went, or the server stops it). */
   private wake(): void {
-    const w = [...this.waiters, ...this.abortListeners];
-    this.waiters = [];
-    this.abortListeners = [];
+    const w = [...(this.waiters ?? []), ...(this.abortListeners ?? [])];
+    this.waiters = undefined;
+    this.abortListeners = undefined;
     for (const f of w) f();
   }
 

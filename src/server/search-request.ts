@@ -10,12 +10,14 @@ import { parseQueryString } from '../query/percent.js';
 import type { SearchBackend } from '../search/backend.js';
 import { runFlexSearch } from '../search/flex-search.js';
 import { runLookup } from '../search/lookup-search.js';
+import { logMember } from './log.js';
 import type { PageOutcome } from '../search/paginator.js';
 import type { ResultSink } from '../search/sink.js';
 
 /** A planned search: streamed once the request is charged, or cancelled when the charge refuses it. */
 export interface PlannedSearch {
-  run(sink: ResultSink): Promise<PageOutcome>;
+  /** The outcome at once when the answer ended within the call (paginate), else a Promise of it. */
+  run(sink: ResultSink): PageOutcome | Promise<PageOutcome>;
   cancel(): void;
 }
 
@@ -24,8 +26,23 @@ export interface SearchRequest {
   readonly params: CommonParams;
   /** Plans over the data as it is now; throws ApiError OVERLOADED when the backend cannot take it. */
   plan(eff: Effective): PlannedSearch;
-  /** What the request log may record of the query (never for keys with query privacy); built only when logged. */
-  logFields(): Record<string, unknown>;
+  /**
+   * What the request log may record of the query (never for keys with query privacy), as the members of
+   * its line (server/log.ts logMember); built only when logged.
+   */
+  logMembers(): string;
+}
+
+/**
+ * id, swclient and version as request log members: parseCommon let through
+ * only letters, digits and `:._-` (spec 4.3), which JSON writes as they are.
+ */
+function clientMembers(p: CommonParams): string {
+  let m = '';
+  if (p.id !== undefined) m += `,"id":"${p.id}"`;
+  if (p.swclient !== undefined) m += `,"swclient":"${p.swclient}"`;
+  if (p.version !== undefined) m += `,"version":"${p.version}"`;
+  return m;
 }
 
 /** Validates a search's path segments and query string (400s); `now` anchors relative times. */
@@ -41,9 +58,8 @@ export function parseSearch(kind: 'flex' | 'lookup' | 'summarize', segments: rea
         const plan = backend.planFlex(q, eff);
         return { run: (sink) => runFlexSearch(plan, eff, timeoutMs, sink), cancel: () => plan.cancel() };
       },
-      logFields: () => ({
-        method: q.method, target: q.target, pattern: q.pattern, exclude: q.exclude, id: q.id, swclient: q.swclient, version: q.version,
-      }),
+      logMembers: () => `,"method":"${q.method}","target":"${q.target}"` +
+        `${logMember('pattern', q.pattern)}${logMember('exclude', q.exclude)}${clientMembers(q)}`,
     };
   }
   const q = parseLookupQuery(segments, params, now);
@@ -53,6 +69,6 @@ export function parseSearch(kind: 'flex' | 'lookup' | 'summarize', segments: rea
       const plan = backend.planLookup(q, eff);
       return { run: (sink) => runLookup(plan, q, eff, timeoutMs, sink), cancel: () => plan.cancel() };
     },
-    logFields: () => ({ path, id: q.id, swclient: q.swclient, version: q.version }),
+    logMembers: () => logMember('path', path) + clientMembers(q),
   };
 }

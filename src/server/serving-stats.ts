@@ -22,7 +22,7 @@ export const FAMILIES = ['flex', 'lookup', 'rate_limit', 'ping', 'other'] as con
 /** Endpoint families: summarize counts as lookup (the same standard-search path); anything unrouted as other. */
 export type Family = typeof FAMILIES[number];
 
-/** Every status the front end writes (exchange.ts REASONS); anything else would count under the last slot. */
+/** Every status the front end writes (wire.ts REASONS); anything else would count under the last slot. */
 export const STATUSES = [200, 204, 400, 401, 403, 404, 415, 416, 429, 500, 503] as const;
 const OTHER_STATUS = STATUSES.length;
 /** STATUSES slot by status, one array read per answer. */

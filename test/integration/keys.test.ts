@@ -47,6 +47,17 @@ describeEachKeyStore('keys over HTTP', (store) => {
       expect(c.headers['content-type']).toBe('text/plain; charset=utf-8');
     });
 
+    it('an unlimited key\'s answers carry the same headers every time (written in one piece from the second on: saf-writer.ts)', async () => {
+      const key = addKey(dir);
+      for (let i = 0; i < 4; i++) {
+        const r = await get(server, i % 2 === 0 ? lookup : flex, { 'X-API-Key': key });
+        expect(r.status).toBe(200);
+        expect([r.headers['content-type'], r.headers['x-ratelimit-limit'], r.headers['x-ratelimit-remaining'],
+          r.headers['x-ratelimit-reset'], r.headers['x-ratelimit-expires']])
+          .toEqual(['application/x-ndjson', 'unlimited', 'n/a', 'n/a', 'n/a']);
+      }
+    });
+
     it('an expired licence answers 401 Quota is expired; a key without v2 answers 401', async () => {
       const expired = addKey(dir, ['--block', '10', '--expires', '1000000000']);
       const r = await get(server, flex, { 'X-API-Key': expired });

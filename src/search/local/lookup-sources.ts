@@ -12,151 +12,234 @@
 // for right-hand wildcards), then the RRset's own sort key; an rdata row by
 // its index key (address or name), rrtype, text and owner. Several RRsets of
 // one shard can hold the same record under one rdata key; with aggr such
-// rows are one result, so the source folds them into one item. Without aggr
+// rows are one item, so the source folds them into one item. Without aggr
 // every row stands alone: its key gets the shard's position and the row's
 // sequence appended, so equal keys stay apart and ordered by shard.
+//
+// Cost per row (issue 22): the rows are walked by a cursor, not generators,
+// and a row lives in the source's own fields, not an object; a source that
+// is the answer's only one (alone()) renders its results' lines directly, a
+// batch at a time (bulk(): no LookupResult, no merge), and judges the time
+// fence itself as the paginator's combiner would (a lone source's item is
+// its own sum), so that what it has is what it would write. Rows a fence
+// drops count against the same per-turn bound as the rows read.
 
 import { LIMITS } from '../../config/limits.js';
 import { failIf } from '../../lib/faults.js';
 import { nextTurn } from '../../lib/turns.js';
 import { reverseName } from '../../dns/name.js';
-import { keepType } from '../../model/filters.js';
+import { keepType, type TimeFence } from '../../model/filters.js';
 import { addSighting, noSighting, type Sighting } from '../../model/sighting.js';
 import type { LookupQuery } from '../../query/lookup-query.js';
-import type { LookupResult } from '../../render/result-lines.js';
+import { lookupLine, type LookupResult } from '../../render/result-lines.js';
 import { RRSET_KEY_SEPARATOR as SEP, rrsetKeyTail, rrtypeKeyText } from '../../shard/rrset-order.js';
 import type { ShardReader } from '../../shard/shard-reader.js';
-import { END, HAS, WAIT, type LookupSource, type OpenSources, type SourceEvents, type SourceState } from '../sources.js';
+import { keptByFence } from '../lookup-search.js';
+import { END, HAS, WAIT, type LookupSource, type SourceEvents, type SourceState } from '../sources.js';
 
-/** A row an index read produced: an RRset (rdata -1) or one record of one (rdata lookups). */
-interface Hit {
-  readonly rrset: number;
-  readonly rdata: number;
-  /** The index key it sorts under, before the RRset's own part. */
-  readonly indexKey: string;
-  /** rrset rows: the owner name as the client reads it, when the index key gives it for free. */
-  readonly rrname: string | undefined;
+/** What a lone source's bulk() renders: the lines of results as the client reads them. */
+export interface LookupRendering {
+  /** The answer's fence (the key's and the request's), judged on each result. */
+  readonly fence: TimeFence;
+  readonly humantime: boolean;
 }
 
 /**
- * Rows matching the query, in key order; null for a row read and dropped
- * (the source counts its work). Time fences are not judged here: they judge
- * the result a client receives, which with aggr sums rows of several shards
- * (search/lookup-search.ts).
+ * The rows matching the query, in key order, one at a time: each owner (or
+ * rdata record) the index yields, then the RRset rows under it. A row is
+ * left in `rrset`, `rdata`, `indexKey` and `rrname` (rdata -1 for an rrset
+ * row; rrname undefined when only the RRset's owner says it).
  */
-function* hits(s: ShardReader, q: LookupQuery): Generator<Hit | null> {
-  const passes = (i: number, bailiwickId: number): boolean =>
-    keepType(q.typeFilter, s.rrtype(i)) && (bailiwickId < 0 || s.hasBailiwick(i, bailiwickId));
-  const v = q.value;
-  if (q.target === 'rrset') {
-    if (v.kind !== 'name') return;
-    const bailiwickId = q.bailiwick === undefined ? -1 : s.bailiwickId(q.bailiwick);
-    if (q.bailiwick !== undefined && bailiwickId < 0) return;
-    // Right-hand wildcards key owners by their forward name, the others by the reversed one.
-    const forward = v.match.mode === 'starts' || v.match.mode === 'one-more';
-    for (const [o, indexKey] of s.ownersMatching(v.match)) {
-      const rrname = forward ? indexKey : reverseName(indexKey);
-      for (let i = s.rrsetsStart(o); i < s.rrsetsStart(o + 1); i++) {
-        yield passes(i, bailiwickId) ? { rrset: i, rdata: -1, indexKey, rrname } : null;
+class RowCursor {
+  rrset = -1;
+  rdata = -1;
+  indexKey = '';
+  rrname: string | undefined = undefined;
+  /** RRset rows [at, end) of the current owner, or rdata-to-RRset entries [at, end) of the current record. */
+  private at = 0;
+  private end = 0;
+  private readonly keys: Iterator<readonly [number, string]> | undefined;
+  private readonly rrsetTarget: boolean;
+  /** Right-hand wildcards key owners by their forward name, the others by the reversed one. */
+  private readonly forward: boolean;
+  private readonly bailiwickId: number;
+  private readonly typeFilter: LookupQuery['typeFilter'];
+
+  constructor(private readonly s: ShardReader, q: LookupQuery) {
+    const v = q.value;
+    this.typeFilter = q.typeFilter;
+    this.rrsetTarget = q.target === 'rrset';
+    this.forward = v.kind === 'name' && (v.match.mode === 'starts' || v.match.mode === 'one-more');
+    this.bailiwickId = q.bailiwick === undefined ? -1 : s.bailiwickId(q.bailiwick);
+    if (this.rrsetTarget) {
+      if (v.kind !== 'name' || (q.bailiwick !== undefined && this.bailiwickId < 0)) return;
+      this.keys = s.ownersMatching(v.match)[Symbol.iterator]();
+      return;
+    }
+    this.keys = (v.kind === 'ip' ? s.rdataByAddress(v.family, v.low, v.high)
+      : v.kind === 'raw' ? s.rdataByWire(v.wire) : s.rdataByName(v.match))[Symbol.iterator]();
+  }
+
+  /**
+   * Moves to the next row: 1 when it passes the filters, 0 when it was read
+   * and dropped (the caller counts its work), -1 at the end.
+   */
+  step(): number {
+    const s = this.s;
+    while (this.at >= this.end) {
+      const next = this.keys?.next();
+      if (next === undefined || next.done === true) return -1;
+      const [row, indexKey] = next.value;
+      this.indexKey = indexKey;
+      if (this.rrsetTarget) {
+        this.rrname = this.forward ? indexKey : reverseName(indexKey);
+        this.at = s.rrsetsStart(row);
+        this.end = s.rrsetsStart(row + 1);
+        continue;
+      }
+      this.rdata = row;
+      this.rrname = undefined;
+      this.at = s.rdataRrsetsStart(row);
+      this.end = s.rdataRrsetsStart(row + 1);
+      // A record of a type not asked for is one row read and dropped, whatever RRsets hold it.
+      if (!keepType(this.typeFilter, s.rdataType(row))) {
+        this.at = this.end;
+        return 0;
       }
     }
-    return;
-  }
-  const rows = v.kind === 'ip' ? s.rdataByAddress(v.family, v.low, v.high)
-    : v.kind === 'raw' ? s.rdataByWire(v.wire) : s.rdataByName(v.match);
-  for (const [r, indexKey] of rows) {
-    if (!keepType(q.typeFilter, s.rdataType(r))) {
-      yield null;
-      continue;
+    const j = this.at++;
+    if (this.rrsetTarget) {
+      this.rrset = j;
+      this.rdata = -1;
+      return keepType(this.typeFilter, s.rrtype(j)) && (this.bailiwickId < 0 || s.hasBailiwick(j, this.bailiwickId)) ? 1 : 0;
     }
-    for (let j = s.rdataRrsetsStart(r); j < s.rdataRrsetsStart(r + 1); j++) {
-      const i = s.rdataRrset(j);
-      yield passes(i, -1) ? { rrset: i, rdata: r, indexKey, rrname: undefined } : null;
-    }
+    this.rrset = s.rdataRrset(j);
+    return keepType(this.typeFilter, s.rrtype(this.rrset)) ? 1 : 0;
   }
 }
 
-/** A hit's merge key: its index key, then the RRset's own sort key (rrset rows) or rrtype, text and owner (rdata rows). */
-function keyOf(s: ShardReader, h: Hit): string {
-  if (h.rdata < 0) return `${h.indexKey}${SEP}${rrsetKeyTail(s.rrtype(h.rrset), s.bailiwick(h.rrset), s.rdataTexts(h.rrset))}`;
-  return `${h.indexKey}${SEP}${rrtypeKeyText(s.rdataType(h.rdata))}${SEP}${s.rdataText(h.rdata)}${SEP}${s.reversedOwner(h.rrset)}`;
+/** A row's merge key: its index key, then the RRset's own sort key (rrset rows) or rrtype, text and owner (rdata rows). */
+function keyOf(s: ShardReader, rrset: number, rdata: number, indexKey: string): string {
+  if (rdata < 0) return `${indexKey}${SEP}${rrsetKeyTail(s.rrtype(rrset), s.bailiwick(rrset), s.rdataTexts(rrset))}`;
+  return `${indexKey}${SEP}${rrtypeKeyText(s.rdataType(rdata))}${SEP}${s.rdataText(rdata)}${SEP}${s.reversedOwner(rrset)}`;
 }
 
 class ShardLookupSource implements LookupSource {
-  private readonly rows: Generator<Hit | null>;
-  private current: Hit | undefined;
-  /** The row after `current`, read to see whether it shares its key (aggr rdata lookups). */
-  private next: Hit | undefined;
+  private readonly rows: RowCursor;
+  /** The current item: a row of `rows` (when `hasCurrent`), its key once built. */
+  private hasCurrent = false;
+  private rrset = -1;
+  private rdata = -1;
+  private indexKey = '';
+  private rrname: string | undefined = undefined;
+  /** The row after the current one, read to see whether it shares its key (aggr rdata lookups); `pending` says one is held. */
+  private pending = false;
   private currentKey: string | undefined;
   private readonly sighting: Sighting = noSighting();
   private folded: Sighting | undefined;
   private ended = false;
   private waiting = false;
+  /** Rows this source may still read before it waits a turn (LIMITS.lookupRowsPerTurn). */
+  private budget: number = LIMITS.lookupRowsPerTurn;
+  /** The answer is this source's alone: items outside the fence are dropped here (module comment). */
+  private lone = false;
   private seq = 0;
   /** Rdata rows of several RRsets may share a key in one shard: with aggr they are one item. */
   private readonly fold: boolean;
+  /** A result for bulk() to fill and render, reused. */
+  private readonly scratch: LookupResult = { rrname: '', rrtype: 0, bailiwick: undefined, rdata: '', sighting: this.sighting };
+  bulkCount = 0;
 
   constructor(private readonly s: ShardReader, q: LookupQuery, private readonly position: number,
-    private readonly aggr: boolean, private readonly events: SourceEvents) {
-    this.rows = hits(s, q);
+    private readonly aggr: boolean, private readonly events: SourceEvents, private readonly rendering: LookupRendering) {
+    this.rows = new RowCursor(s, q);
     this.fold = aggr && q.target === 'rdata';
   }
 
   state(): SourceState {
-    if (this.current !== undefined) return HAS;
-    if (this.ended) return END;
-    if (this.waiting) return WAIT;
-    const h = this.next ?? this.read();
-    this.next = undefined;
-    if (h === undefined) return this.ended ? END : WAIT;
-    this.current = h;
-    this.currentKey = undefined;
-    this.folded = undefined;
-    if (this.fold) this.foldEqual();
+    if (this.hasCurrent) return HAS;
+    for (;;) {
+      if (this.ended && !this.pending) return END;
+      if (this.waiting) return WAIT;
+      if (this.pending) this.pending = false;
+      else if (!this.read()) return this.ended ? END : WAIT;
+      this.take();
+      this.currentKey = undefined;
+      this.folded = undefined;
+      if (this.fold) this.foldEqual();
+      if (!this.lone || keptByFence(this.folded ?? this.s.sighting(this.rrset, this.sighting), this.rendering.fence)) break;
+      // Dropped by the fence: a row read, as one a filter drops.
+      if (--this.budget <= 0) this.waitTurn();
+    }
+    this.hasCurrent = true;
     return HAS;
   }
 
-  /** The next row, or undefined at the end or when this turn's reads are used up (then WAIT until the next turn). */
-  private read(): Hit | undefined {
-    for (let n = 0; n < LIMITS.lookupRowsPerTurn; n++) {
+  /** The answer is this source's alone (paginator.ts BulkSource): from now on it judges the fence itself. */
+  alone(): void {
+    this.lone = true;
+  }
+
+  /** The cursor's row becomes the current one. */
+  private take(): void {
+    const r = this.rows;
+    this.rrset = r.rrset;
+    this.rdata = r.rdata;
+    this.indexKey = r.indexKey;
+    this.rrname = r.rrname;
+  }
+
+  /** Moves the cursor to the next kept row: false at the end or when this turn's reads are used up (then WAIT until the next turn). */
+  private read(): boolean {
+    const rows = this.rows;
+    while (this.budget > 0) {
+      this.budget--;
       failIf('shard-read', this.s.name);
-      const r = this.rows.next();
-      if (r.done) {
+      const r = rows.step();
+      if (r < 0) {
         this.ended = true;
-        return undefined;
+        return false;
       }
-      if (r.value !== null) return r.value;
+      if (r > 0) return true;
     }
+    this.waitTurn();
+    return false;
+  }
+
+  /** WAIT until a later turn of the event loop, then read on with a fresh budget. */
+  private waitTurn(): void {
+    if (this.waiting) return;
     this.waiting = true;
     void nextTurn().then(() => {
       this.waiting = false;
+      this.budget = LIMITS.lookupRowsPerTurn;
       this.events.ready();
     });
-    return undefined;
   }
 
   /** Folds following rows with the current key into the current item. */
   private foldEqual(): void {
     const key = this.key();
+    const rows = this.rows;
     for (;;) {
-      const r = this.rows.next();
-      if (r.done) {
+      const r = rows.step();
+      if (r < 0) {
         this.ended = true;
         return;
       }
-      if (r.value === null) continue;
-      if (keyOf(this.s, r.value) !== key) {
-        this.next = r.value;
+      if (r === 0) continue;
+      if (keyOf(this.s, rows.rrset, rows.rdata, rows.indexKey) !== key) {
+        this.pending = true;
         return;
       }
-      this.folded ??= this.s.sighting(this.current!.rrset, noSighting());
-      addSighting(this.folded, this.s.sighting(r.value.rrset, this.sighting));
+      this.folded ??= this.s.sighting(this.rrset, noSighting());
+      addSighting(this.folded, this.s.sighting(rows.rrset, this.sighting));
     }
   }
 
   key(): string {
     if (this.currentKey === undefined) {
-      const k = keyOf(this.s, this.current!);
+      const k = keyOf(this.s, this.rrset, this.rdata, this.indexKey);
       // \u0000 sorts before every byte a key holds, so equal keys stay together, ordered by shard, then row.
       this.currentKey = this.aggr ? k
         : `${k}\u0000${this.position.toString(36).padStart(4, '0')}${(this.seq++).toString(36).padStart(8, '0')}`;
@@ -164,26 +247,55 @@ class ShardLookupSource implements LookupSource {
     return this.currentKey;
   }
 
+  /** The current item; valid until the next state() (its sighting is the source's own). */
   row(): LookupResult {
+    return this.fill({ rrname: '', rrtype: 0, bailiwick: undefined, rdata: '', sighting: this.sighting });
+  }
+
+  /** The current item's fields into `r`. */
+  private fill(r: LookupResult): LookupResult {
     const s = this.s;
-    const h = this.current!;
-    const rrsetRow = h.rdata < 0;
-    return {
-      rrname: h.rrname ?? s.ownerName(h.rrset),
-      rrtype: s.rrtype(h.rrset),
-      bailiwick: rrsetRow ? s.bailiwick(h.rrset) : undefined,
-      rdata: rrsetRow ? s.rdataTexts(h.rrset) : s.rdataText(h.rdata),
-      sighting: this.folded ?? s.sighting(h.rrset, this.sighting),
-    };
+    const rrset = this.rrset;
+    const rrsetRow = this.rdata < 0;
+    r.rrname = this.rrname ?? s.ownerName(rrset);
+    r.rrtype = s.rrtype(rrset);
+    r.bailiwick = rrsetRow ? s.bailiwick(rrset) : undefined;
+    r.rdata = rrsetRow ? s.rdataTexts(rrset) : s.rdataText(this.rdata);
+    r.sighting = this.folded ?? s.sighting(rrset, this.sighting);
+    return r;
   }
 
   advance(): void {
-    this.current = undefined;
+    this.hasCurrent = false;
+  }
+
+  /**
+   * Once alone(): the lines of up to `max` results from the current one on,
+   * as one string, moving past them; `bulkCount` says how many. Stops early
+   * when the source has no item ready (WAIT or END).
+   */
+  bulk(max: number): string {
+    const humantime = this.rendering.humantime;
+    const r = this.scratch;
+    let out = '';
+    let n = 0;
+    while (n < max && this.state() === HAS) {
+      out += `${lookupLine(this.fill(r), humantime)}\n`;
+      this.hasCurrent = false;
+      n++;
+    }
+    this.bulkCount = n;
+    return out;
   }
 }
 
-/** One source per shard, in shard order; `close` runs when the search ends (a source reads only when pulled: nothing to stop). */
-export function openLookupSources(shards: readonly ShardReader[], q: LookupQuery, events: SourceEvents,
-  close: () => void): OpenSources<LookupSource> {
-  return { sources: shards.map((s, i) => new ShardLookupSource(s, q, i, q.aggr, events)), close };
+/**
+ * One source per shard, in shard order (a source reads only when pulled: closing them stops nothing).
+ * `rendering`: how a lone source renders its results (bulk()).
+ */
+export function openLookupSources(shards: readonly ShardReader[], q: LookupQuery, rendering: LookupRendering,
+  events: SourceEvents): LookupSource[] {
+  const sources: ShardLookupSource[] = [];
+  for (let i = 0; i < shards.length; i++) sources.push(new ShardLookupSource(shards[i]!, q, i, q.aggr, events, rendering));
+  return sources;
 }
