@@ -93,7 +93,10 @@ const SCHEMAS: Json = {
       `"${STREAM_MESSAGES.DATA_DAMAGED}" (a data file the search read was found damaged meanwhile and taken out of service; ` +
       'charged only if results were written; the same search again is answered without it), ' +
       `"${STREAM_MESSAGES.SHUTDOWN}" (the server is stopping), "${STREAM_MESSAGES.HTTP10_TOO_LARGE}" (the answer to an HTTP/1.0 ` +
-      `request, which is sent whole, reached ${LIMITS.http10AnswerBytesMax} bytes), or a pattern error naming the offending position.`,
+      `request, which is sent whole, reached ${LIMITS.http10AnswerBytesMax} bytes), a pattern error naming the offending position, ` +
+      `or, on a watch only, "${STREAM_MESSAGES.WATCH_BEHIND}" (its reader fell ${LIMITS.watchQueueBytesMax} bytes behind) or ` +
+      `"${STREAM_MESSAGES.WATCH_CATCH_UP_TOO_LARGE}" (its catch-up found more than ${LIMITS.watchCatchUpTuplesMax} results; the ` +
+      'earliest were sent).',
   }),
   RateLimit: closed({
     rate: closed({

@@ -224,6 +224,16 @@ export class ShardSet {
     return { snapshot: this.snapshot, damage: this.damageCount };
   }
 
+  /**
+   * Another lease on the snapshot `lease` holds, current or not: a watch's
+   * catch-up reads the snapshot its watch joined at while the watch feed
+   * moves on (local-watch-feed.ts). Released like any lease.
+   */
+  retain(lease: Lease): Lease {
+    (lease.snapshot as HeldSnapshot).leases++;
+    return { snapshot: lease.snapshot, damage: lease.damage };
+  }
+
   release(lease: Lease): void {
     const held = lease.snapshot as HeldSnapshot;
     if (--held.leases > 0 || held === this.snapshot) return;
