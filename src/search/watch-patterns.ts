@@ -39,6 +39,9 @@ export interface PatternSubscriber {
   stamp: number;
 }
 
+/** One count for every index, so that a subscriber's stamp from one never equals another's. */
+let stamps = 0;
+
 interface Pattern<W> {
   readonly source: string;
   readonly subscribers: Set<W>;
@@ -108,12 +111,14 @@ export interface PatternIndexStats {
 }
 
 export class PatternIndex<W extends PatternSubscriber> {
+  /** `perSet`: patterns per RE2.Set (tests try others). */
+  constructor(private readonly perSet: number = LIMITS.watchPatternsPerSet) {}
+
   private readonly bySource = new Map<string, Pattern<W>>();
   private readonly groups: Group<W>[] = [];
   /** Subscribers whose pattern matches every record. */
   private readonly everyRecord = new Set<W>();
   private subscribed = 0;
-  private stampNow = 0;
   private readonly hits: W[] = [];
 
   /** No subscriber at all: nothing to match. */
@@ -129,7 +134,7 @@ export class PatternIndex<W extends PatternSubscriber> {
     }
     let pattern = this.bySource.get(p.blobSource);
     if (pattern === undefined) {
-      const group = this.groups.find((g) => g.patterns.length < LIMITS.watchPatternsPerSet) ?? this.newGroup();
+      const group = this.groups.find((g) => g.patterns.length < this.perSet) ?? this.newGroup();
       pattern = { source: p.blobSource, subscribers: new Set(), group };
       group.patterns.push(pattern);
       group.stale = true;
@@ -186,7 +191,7 @@ export class PatternIndex<W extends PatternSubscriber> {
         if (!wanted(rec)) continue;
         const hits = this.hits;
         hits.length = 0;
-        const stamp = ++this.stampNow;
+        const stamp = ++stamps;
         const take = (w: W) => {
           if (w.stamp === stamp) return;
           w.stamp = stamp;

@@ -48,12 +48,12 @@ interface Live {
   close(): Promise<void>;
 }
 
-async function live(serveFlags: string[] = []): Promise<Live> {
+async function live(serveFlags: string[] = [], env: Record<string, string> = {}): Promise<Live> {
   const d = fresh();
   const data = path.join(d, 'data');
   const receiver = await startReceiver(data, ['tcp:127.0.0.1:0']);
   const key = addKey(data);
-  const server = await startServer(data, serveFlags);
+  const server = await startServer(data, serveFlags, env);
   const sender = await FrameSender.connect(receiver.addresses[0]!);
   await sender.handshake();
   const l: Live = {
@@ -120,5 +120,128 @@ describe('standing watches over live dnstap', () => {
     await r.objectsAtLeast(caught.length + 1);
     expect(r.body()).toBe(body(begin, ...caught, rrname('new3.watch-me.live.test.', t3)));
     r.hangUp();
+  }, 60_000);
+
+  it('ends `limited` at `limit`, in time_first order', async () => {
+    const w = new WatchClient(l.server.port, watchPath('lim-me', '?limit=2'), l.key);
+    await w.begun();
+    const t = now();
+    await l.send(frame('c.lim-me.live.test.', t + 1), frame('b.lim-me.live.test.', t), frame('a.lim-me.live.test.', t));
+    expect(await w.ended).toEqual({ complete: true });
+    expect(w.body()).toBe(body(begin, rrname('a.lim-me.live.test.', t), rrname('b.lim-me.live.test.', t), limited));
+  }, 30_000);
+
+  it('watches rdata, and leaves out what `exclude` matches', async () => {
+    const target = 'target.watch-rdata.example.';
+    const wire = Buffer.from(nameToWire(target)).toString('hex').toUpperCase();
+    const rdata = new WatchClient(l.server.port, `/dnsdb/v2/watch/glob/rdata/${encodeURIComponent('*.watch-rdata.example.')}`, l.key);
+    const names = new WatchClient(l.server.port, watchPath('excl-me', '?exclude=skip'), l.key);
+    await Promise.all([rdata.begun(), names.begun()]);
+    const t = now();
+    await l.send(frame('skip.excl-me.live.test.', t), frame('c1.live.test.', t, { type: 5, rdata: nameToWire(target) }),
+      frame('keep.excl-me.live.test.', t));
+    await Promise.all([rdata.objectsAtLeast(1), names.objectsAtLeast(1)]);
+    expect(rdata.body()).toBe(body(begin, { obj: { rdata: target, rrtype: 'CNAME', raw_rdata: wire, time_first: t } }));
+    expect(names.body()).toBe(body(begin, rrname('keep.excl-me.live.test.', t)));
+    rdata.hangUp();
+    names.hangUp();
+  }, 30_000);
+
+  it('shows a time-fenced key only what its fence allows', async () => {
+    const hour = now() - 3600;
+    const before = addKey(l.data, ['--unlimited', '--time-fence-before', String(hour)]);
+    const after = addKey(l.data, ['--unlimited', '--time-fence-after', String(hour)]);
+    const hidden = new WatchClient(l.server.port, watchPath('fenced'), before);
+    const shown = new WatchClient(l.server.port, watchPath('fenced'), after);
+    await Promise.all([hidden.begun(), shown.begun()]);
+    const t = now();
+    await l.send(frame('x.fenced.live.test.', t));
+    await shown.objectsAtLeast(1);
+    // Both were matched in the same pass and written in the same turn: nothing more is on its way to `hidden`.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(shown.body()).toBe(body(begin, rrname('x.fenced.live.test.', t)));
+    expect(hidden.body()).toBe(body(begin));
+    hidden.hangUp();
+    shown.hangUp();
+  }, 30_000);
+
+  it('holds one of the key\'s --max-concurrent streams while open; a client that hangs up frees it', async () => {
+    const one = addKey(l.data, ['--unlimited', '--max-concurrent', '1']);
+    const first = new WatchClient(l.server.port, watchPath('slot'), one);
+    await first.begun();
+    const second = await get(l.server, watchPath('slot'), { 'X-API-Key': one });
+    expect([second.status, second.body]).toEqual([503, 'Error: Too many concurrent connections\n']);
+    first.hangUp();
+    await first.ended;
+    // The server frees the slot when it sees the hang-up.
+    const deadline = Date.now() + 5_000;
+    let third: WatchClient;
+    for (;;) {
+      third = new WatchClient(l.server.port, watchPath('slot'), one);
+      if (await third.response === 200 || Date.now() > deadline) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(third.status).toBe(200);
+    await third.begun();
+    third.hangUp();
+  }, 30_000);
+
+  it('answers a bad pattern in-stream with RE2\'s words, and refuses what a watch does not take', async () => {
+    const bad = await get(l.server, watchPath('pay(pal'), { 'X-API-Key': l.key });
+    const flex = await get(l.server, `/pdns/v2/regex/rrnames/${encodeURIComponent('pay(pal')}`, { 'X-API-Key': l.key });
+    expect(bad.status).toBe(200);
+    expect(bad.body).toBe(flex.body);
+    expect(bad.body).toMatch(/^\{"cond":"begin"\}\n\{"cond":"failed","msg":"invalid regular expression at position 3: /);
+    const refusals: [string, number, string][] = [
+      ['/pdns/v2/watch', 400, 'Error: REQUEST_URI is missing path segment\n'],
+      ['/pdns/v2/watch/lookup/rrnames/x', 400, 'Error: SEARCH_METHOD has an unsupported value\n'],
+      ['/pdns/v2/watch/regex/names/x', 400, 'Error: WHAT_TO_SEARCH has an unsupported value\n'],
+      [watchPath('x', '?offset=1'), 400, 'Error: unable to parse request\n'],
+      [watchPath('x', '?time_last_after=1'), 400, 'Error: unable to parse request\n'],
+      [watchPath('x', '?time_first_after=yesterday'), 400, 'Error: unable to parse request\n'],
+      ['/pdns/v2/watch/regex/rdata/x/NSEC', 400, 'Error: RRTYPE has an unsupported DNSSEC value\n'],
+    ];
+    for (const [p, status, text] of refusals) {
+      const r = await get(l.server, p, { 'X-API-Key': l.key });
+      expect([p, r.status, r.body]).toEqual([p, status, text]);
+    }
+    const noKey = await get(l.server, watchPath('x'));
+    expect([noKey.status, noKey.body]).toEqual([403, 'Error: Bad API key\n']);
+  }, 30_000);
+});
+
+describe('standing watches at shutdown, and in a process group', () => {
+  it('SIGTERM ends every watch with its terminator', async () => {
+    const l = await live();
+    try {
+      const names = new WatchClient(l.server.port, watchPath('bye'), l.key);
+      const rdata = new WatchClient(l.server.port, '/pdns/v2/watch/regex/rdata/bye', l.key);
+      await Promise.all([names.begun(), rdata.begun()]);
+      await l.server.close();
+      expect(await names.ended).toEqual({ complete: true });
+      expect(await rdata.ended).toEqual({ complete: true });
+      expect(names.body()).toBe(body(begin, shutdown));
+      expect(rdata.body()).toBe(body(begin, shutdown));
+    } finally {
+      await l.close();
+    }
+  }, 60_000);
+
+  it('--processes 2: each member serves its watches', async () => {
+    const l = await live(['--processes', '2'], { RRSCAN_LOG_LEVEL: 'info' });
+    try {
+      const watches = Array.from({ length: 16 }, () => new WatchClient(l.server.port, watchPath('group'), l.key));
+      await Promise.all(watches.map((w) => w.begun()));
+      const t = now();
+      await l.send(frame('n.group.live.test.', t));
+      for (const w of watches) expect(await w.objectsAtLeast(1)).toEqual([rrname('n.group.live.test.', t).obj]);
+      await l.server.close();
+      for (const w of watches) expect(w.body()).toBe(body(begin, rrname('n.group.live.test.', t), shutdown));
+      // Each watch's request line names the member that served it: both did.
+      const members = new Set(logLines(l.server).filter((x) => x['msg'] === 'request').map((x) => x['member']));
+      expect([...members].sort()).toEqual([0, 1]);
+    } finally {
+      await l.close();
+    }
   }, 60_000);
 });
