@@ -34,7 +34,7 @@ import { compilePattern, type CompiledPattern } from '../query/pattern.js';
 import type { WatchQuery } from '../query/watch-query.js';
 import { jsonString } from '../render/json-text.js';
 import { watchNameLine, watchRdataLine } from '../render/result-lines.js';
-import { PatternIndex, type PatternIndexStats, type PatternSubscriber } from './watch-patterns.js';
+import { newStamp, type PatternEntry, type PatternSubscriber } from './watch-patterns.js';
 
 /** One (value, rrtype) tuple as a feed found it: new to all data, with its times over all data. */
 export interface WatchTuple {
@@ -277,16 +277,79 @@ export function catchUpKeep(w: Watch): number {
   return Math.min(w.limit, LIMITS.watchCatchUpTuplesMax);
 }
 
+/** A distinct pattern of one target and the watches that hold it open. */
+interface Registered extends PatternEntry {
+  readonly watches: Set<Watch>;
+}
+
+/**
+ * The distinct patterns of one target's open watches, each with an id that
+ * a matcher (watch-patterns.ts IdPatterns, on whatever thread) reports its
+ * matches by. `version` moves whenever a pattern comes or goes, so that a
+ * matcher knows when to take the list again.
+ */
+export class PatternRegistry {
+  private readonly bySource = new Map<string, Registered>();
+  private readonly byId = new Map<number, Registered>();
+  private nextId = 0;
+  version = 0;
+
+  get size(): number {
+    return this.byId.size;
+  }
+
+  add(w: Watch): void {
+    let r = this.bySource.get(w.pattern.blobSource);
+    if (r === undefined) {
+      r = { id: this.nextId++, source: w.pattern.blobSource, everyRecord: w.pattern.everyRecord, watches: new Set() };
+      this.bySource.set(r.source, r);
+      this.byId.set(r.id, r);
+      this.version++;
+    }
+    r.watches.add(w);
+  }
+
+  remove(w: Watch): void {
+    const r = this.bySource.get(w.pattern.blobSource);
+    if (r === undefined || !r.watches.delete(w) || r.watches.size > 0) return;
+    this.bySource.delete(r.source);
+    this.byId.delete(r.id);
+    this.version++;
+  }
+
+  /** The patterns, for a matcher. */
+  list(): PatternEntry[] {
+    return [...this.byId.values()].map(({ id, source, everyRecord }) => ({ id, source, everyRecord }));
+  }
+
+  /** The open watches of the patterns `ids` (ids[from .. to)), each once, into `out` (emptied first). */
+  watchesOf(ids: ArrayLike<number>, from: number, to: number, out: Watch[]): Watch[] {
+    out.length = 0;
+    const stamp = newStamp();
+    for (let k = from; k < to; k++) {
+      const r = this.byId.get(ids[k]!);
+      if (r === undefined) continue; // left since the matcher took the list
+      for (const w of r.watches) {
+        if (w.stamp === stamp || w.ended) continue;
+        w.stamp = stamp;
+        out.push(w);
+      }
+    }
+    return out;
+  }
+}
+
 export interface WatchHubStats {
   open: number;
-  rrnames: PatternIndexStats;
-  rdata: PatternIndexStats;
+  /** Distinct patterns, by target. */
+  rrnames: number;
+  rdata: number;
 }
 
 export class WatchHub {
   private reserved = 0;
   readonly watches = new Set<Watch>();
-  readonly patterns = { rrnames: new PatternIndex<Watch>(), rdata: new PatternIndex<Watch>() };
+  readonly patterns = { rrnames: new PatternRegistry(), rdata: new PatternRegistry() };
 
   /** Holds a place for one more watch, or refuses with 503 (LIMITS.watchesMax); give it back with unreserve(). */
   reserve(): void {
@@ -306,12 +369,12 @@ export class WatchHub {
   /** From now on, every batch of new data is matched against `w`. */
   add(w: Watch): void {
     this.watches.add(w);
-    this.patterns[w.target].add(w, w.pattern);
+    this.patterns[w.target].add(w);
   }
 
   /** Called by Watch.close(): its place is free again. */
   remove(w: Watch): void {
-    if (this.watches.delete(w)) this.patterns[w.target].remove(w, w.pattern);
+    if (this.watches.delete(w)) this.patterns[w.target].remove(w);
     this.unreserve();
   }
 
@@ -333,6 +396,6 @@ export class WatchHub {
   }
 
   stats(): WatchHubStats {
-    return { open: this.watches.size, rrnames: this.patterns.rrnames.stats(), rdata: this.patterns.rdata.stats() };
+    return { open: this.watches.size, rrnames: this.patterns.rrnames.size, rdata: this.patterns.rdata.size };
   }
 }

@@ -150,7 +150,6 @@ export class LocalBackend implements SearchBackend {
   }
 
   async close(): Promise<void> {
-    this.watchFeed?.close();
-    await Promise.all([this.shards.close(), this.pool.close(), this.scrubber?.stop()]);
+    await Promise.all([this.watchFeed?.close(), this.shards.close(), this.pool.close(), this.scrubber?.stop()]);
   }
 }

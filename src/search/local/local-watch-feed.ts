@@ -4,13 +4,16 @@
 // snapshot did not is matched once against every open watch (watch-hub.ts).
 //
 // "New" is decided per (value, rrtype) tuple without scanning history:
-//   - only the shards that are not in the previous snapshot are read, and of
-//     them only values with an entry first seen at or after the earliest
-//     `since` of the open watches (one look at a typed array per value), so
-//     a compaction's output, old data merged again, costs little;
-//   - those go through the pattern index (one RE2.Set pass over a range of
-//     the blob for every watch at once);
-//   - a value some watch matched is looked up by exact binary search in the
+//   - merged shards that weigh what the shards that left weigh (the
+//     manifest's weights: compaction keeps their sum) are those shards
+//     merged again, and are not read at all;
+//   - the other new shards go to the matcher's thread (watch-match-task.ts):
+//     it skips the records whose every rrtype a shard that left holds for the
+//     same value (a walk of sorted blobs), and those with no entry first seen
+//     at or after the earliest `since` of the open watches, and matches the
+//     rest against every watch's pattern at once (RE2.Sets); it answers the
+//     records some pattern matched, with the patterns' ids;
+//   - such a record's value is looked up here by exact binary search in the
 //     previous snapshot's shards (flex columns are sorted blobs: findExact)
 //     and in the other new shards: a tuple the previous snapshot holds is a
 //     name seen again, not a new one; one that several new shards hold is
@@ -18,8 +21,8 @@
 //     last), offered once.
 // Comparing with the previous snapshot rather than guessing what a shard
 // is keeps it right whatever happened between two checks: a compaction that
-// merged old shards holds nothing new; one that also merged a flush no
-// check saw holds exactly that flush's new tuples; a shard quarantined and
+// also merged a flush no check saw holds exactly that flush's new tuples
+// (its weight says so, and the walk finds them); a shard quarantined and
 // back again is judged like any other.
 //
 // A watch joins at the snapshot last matched (or, while a transition is
@@ -30,10 +33,11 @@
 // its pattern matches with an entry that recent, each judged by its times
 // over every shard (exact lookups, as tuple-times.ts does for fences).
 //
-// Turns: matching and catch-ups run on the front-end thread in slices of
-// LIMITS.watchSliceMs (lib/turns.ts between them), compiling at most one
-// RE2.Set per slice; a transition is matched once whatever the number of
-// watches. With no watch open a transition costs one lease swap.
+// Turns: what runs here (the lookups and offers of matched records, and
+// catch-ups) runs in slices of LIMITS.watchSliceMs with lib/turns.ts
+// between them; compiling and running the RE2.Sets happens on the matcher's
+// thread, so no pattern, however costly, holds the front end. With no watch
+// open a transition costs one lease swap.
 
 import type RE2 from 're2';
 import { LIMITS } from '../../config/limits.js';
@@ -43,6 +47,8 @@ import { nextTurn } from '../../lib/turns.js';
 import { minNonZero } from '../../model/sighting.js';
 import type { Effective } from '../../query/params.js';
 import type { WatchQuery } from '../../query/watch-query.js';
+import { Piscina } from 'piscina';
+import { workerFile } from '../../lib/threads.js';
 import { blobLength, blobRecord, findExact } from '../../shard/blob.js';
 import type { FlexColumns, ShardReader } from '../../shard/shard-reader.js';
 import { candidates, mayMatch } from '../../shard/trigram-index.js';
@@ -51,14 +57,17 @@ import {
 } from '../watch-hub.js';
 import type { WatchPlan } from '../watch-stream.js';
 import { makeMatcher, recordMatches } from './blob-searcher.js';
-import type { Lease, ShardSet } from './shard-set.js';
+import type { WatchMatchResult, WatchMatchTask } from './watch-match-task.js';
+import type { Lease, ShardSet, ShardWeight } from './shard-set.js';
 
 type Target = Watch['target'];
 
 const columnsOf = (s: ShardReader, target: Target): FlexColumns => (target === 'rrnames' ? s.flexNames : s.flexRdata);
 
-/** Records matched between two looks at the clock. */
+/** Records a catch-up matches between two looks at the clock. */
 const RECORDS_PER_CHECK = 256;
+/** Matched records whose tuples are looked up between two looks at the clock (each costs a binary search per shard). */
+const HITS_PER_CHECK = 32;
 
 const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).toUpperCase().padStart(2, '0'));
 function hex(bytes: Uint8Array): string {
@@ -94,7 +103,9 @@ export interface LocalWatchStats extends WatchHubStats {
   records: number;
   /** Tuples offered to watches (each once, however many watches took it). */
   tuples: number;
-  /** Front-end thread time spent matching and catching up (ms), and its longest slice. */
+  /** The matcher thread's time (ms). */
+  matchMs: number;
+  /** Front-end thread time spent on matches (lookups, offers) and catch-ups (ms), and its longest slice. */
   busyMs: number;
   longestSliceMs: number;
 }
@@ -109,9 +120,31 @@ export class LocalWatchFeed {
   private pending: Watch[] = [];
   private closed = false;
   private sliceStarted = 0;
-  private readonly counts = { transitions: 0, shards: 0, records: 0, tuples: 0, busyMs: 0, longestSliceMs: 0 };
+  /** The longest slice since the last snapshot matched, for its log line. */
+  private sliceMaxMs = 0;
+  private readonly counts = { transitions: 0, shards: 0, records: 0, tuples: 0, matchMs: 0, busyMs: 0, longestSliceMs: 0 };
+  /** The matcher's thread, from the first snapshot matched while a watch is open. */
+  private pool: Piscina | undefined;
+  /** What the manifest said of each shard when it was new: the weights of shards that have left since are still known. */
+  private readonly weights = new WeakMap<ShardReader, ShardWeight>();
+  /** The registry version each target's patterns were last sent to the matcher in. */
+  private readonly sentVersion = { rrnames: -1, rdata: -1 };
 
-  constructor(private readonly shards: ShardSet, private readonly log: Log) {}
+  private idleWaiters: (() => void)[] = [];
+
+  /**
+   * `clock`: what slices are timed by, in ms (wall time; bench/micro/watch-match.ts
+   * passes the process's CPU time, to see the thread time a slice costs
+   * apart from the machine's other load).
+   */
+  constructor(private readonly shards: ShardSet, private readonly log: Log,
+    private readonly clock: () => number = () => performance.now()) {}
+
+  /** Resolves once no snapshot is being matched (tools and benchmarks). */
+  settled(): Promise<void> {
+    if (!this.busy) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
 
   /** A new snapshot may be installed: match what it added. */
   published(): void {
@@ -151,7 +184,13 @@ export class LocalWatchFeed {
   /** From the snapshot last matched on (or the one being matched to), `w` is matched; its catch-up starts there. */
   private join(w: Watch): void {
     if (w.ended || this.closed) return;
-    this.base ??= this.shards.lease();
+    if (this.base === undefined) {
+      this.base = this.shards.lease();
+      for (const s of this.base.snapshot.shards) {
+        const weight = this.shards.weightOf(s.name);
+        if (weight !== undefined) this.weights.set(s, weight);
+      }
+    }
     if (this.busy) {
       this.pending.push(w);
       return;
@@ -189,6 +228,7 @@ export class LocalWatchFeed {
     } finally {
       this.busy = false;
       this.attachPending();
+      for (const w of this.idleWaiters.splice(0)) w();
     }
   }
 
@@ -211,17 +251,27 @@ export class LocalWatchFeed {
         const before = base.snapshot.shards;
         const held = new Set(before);
         const added = next.snapshot.shards.filter((s) => !held.has(s));
-        this.startSlice();
+        const kept = new Set(next.snapshot.shards);
+        const gone = before.filter((s) => !kept.has(s));
+        for (const s of added) {
+          const w = this.shards.weightOf(s.name);
+          if (w !== undefined) this.weights.set(s, w);
+        }
         const t0 = performance.now();
-        const busy0 = this.counts.busyMs;
-        const tuples0 = this.counts.tuples;
-        for (const target of ['rrnames', 'rdata'] as const) await this.match(target, before, added);
+        const { busyMs, matchMs, tuples } = this.counts;
+        this.sliceMaxMs = 0;
+        for (const target of ['rrnames', 'rdata'] as const) await this.match(target, before, added, gone);
+        this.startSlice();
         this.hub.commit();
         this.endSlice();
         this.counts.transitions++;
-        this.log.debug({ generation: next.snapshot.generation, added: added.length, records: added.reduce((n, s) => n + s.rrsetCount, 0),
-          tuples: this.counts.tuples - tuples0, busyMs: +(this.counts.busyMs - busy0).toFixed(2),
-          wallMs: Math.round(performance.now() - t0), watches: this.hub.watches.size }, 'watch: snapshot matched');
+        this.log.debug({
+          generation: next.snapshot.generation, added: added.length, gone: gone.length,
+          records: added.reduce((n, s) => n + s.rrsetCount, 0),
+          tuples: this.counts.tuples - tuples, matchMs: +(this.counts.matchMs - matchMs).toFixed(2),
+          busyMs: +(this.counts.busyMs - busyMs).toFixed(2), sliceMaxMs: +this.sliceMaxMs.toFixed(2),
+          wallMs: Math.round(performance.now() - t0), watches: this.hub.watches.size,
+        }, 'watch: snapshot matched');
       }
     } catch (err) {
       this.shards.release(next);
@@ -234,45 +284,82 @@ export class LocalWatchFeed {
   }
 
   private startSlice(): void {
-    this.sliceStarted = performance.now();
+    this.sliceStarted = this.clock();
   }
 
   private endSlice(): void {
-    const ms = performance.now() - this.sliceStarted;
+    const ms = this.clock() - this.sliceStarted;
     this.counts.busyMs += ms;
     if (ms > this.counts.longestSliceMs) this.counts.longestSliceMs = ms;
+    if (ms > this.sliceMaxMs) this.sliceMaxMs = ms;
   }
 
   /** Gives the thread a turn once this slice has run its time. */
   private async turnIfDue(): Promise<void> {
-    if (performance.now() - this.sliceStarted < LIMITS.watchSliceMs) return;
+    if (this.clock() - this.sliceStarted < LIMITS.watchSliceMs) return;
     this.endSlice();
     await nextTurn();
     this.startSlice();
   }
 
-  /** One target's new shards against every watch of that target. */
-  private async match(target: Target, before: readonly ShardReader[], added: readonly ShardReader[]): Promise<void> {
-    const index = this.hub.patterns[target];
-    if (index.empty || added.length === 0) return;
-    while (!index.prepare()) await this.turnIfDue();
+  /**
+   * One target's new shards against every watch of that target: matched on
+   * the matcher's thread (watch-match-task.ts), which answers the records
+   * some pattern matched; their new tuples are found and offered here.
+   */
+  private async match(target: Target, before: readonly ShardReader[], added: readonly ShardReader[],
+    gone: readonly ShardReader[]): Promise<void> {
+    const registry = this.hub.patterns[target];
+    if (registry.size === 0 || added.length === 0) return;
     const floor = this.hub.floor(target);
-    for (let i = 0; i < added.length; i++) {
-      const shard = added[i]!;
-      const cols = columnsOf(shard, target);
-      const n = blobLength(cols);
-      // timeMax is the latest time the shard holds: no entry of it is first seen later.
-      if (n === 0 || shard.timeMax < floor) continue;
-      this.counts.shards++;
-      for (let a = 0; a < n; a += RECORDS_PER_CHECK) {
-        await this.turnIfDue();
-        if (index.empty) return;
-        const b = Math.min(n, a + RECORDS_PER_CHECK);
-        this.counts.records += b - a;
-        index.match(cols, a, b, (rec) => seenSince(cols, rec, floor),
-          (rec, watches) => this.found(target, before, added, i, rec, watches, floor));
+    const read = this.toRead(added, gone);
+    const task: WatchMatchTask = {
+      target, version: registry.version, floor, added: read.map((i) => added[i]!.handle()), gone: gone.map((s) => s.handle()),
+    };
+    if (this.sentVersion[target] !== task.version) task.patterns = registry.list();
+    this.pool ??= new Piscina({
+      filename: workerFile('watch-match'), minThreads: 1, maxThreads: 1, concurrentTasksPerWorker: 1, idleTimeout: Infinity, maxQueue: 2,
+    });
+    let r = await this.pool.run(task) as WatchMatchResult;
+    // A thread started afresh (the last one died) has no patterns yet.
+    if (r.needPatterns === true) r = await this.pool.run({ ...task, patterns: registry.list() }) as WatchMatchResult;
+    if (r.needPatterns === true) throw new Error('the watch matcher thread did not take the patterns it was sent');
+    this.sentVersion[target] = task.version;
+    this.counts.records += r.records;
+    this.counts.matchMs += r.ms;
+    this.counts.shards += read.length;
+    this.startSlice();
+    const watches: Watch[] = [];
+    for (let n = 0; n < r.shards.length; n++) {
+      const hits = r.shards[n]!;
+      const i = read[n]!;
+      for (let k = 0; k < hits.records.length; k++) {
+        if ((k & (HITS_PER_CHECK - 1)) === HITS_PER_CHECK - 1) await this.turnIfDue();
+        registry.watchesOf(hits.ids, hits.starts[k]!, hits.starts[k + 1]!, watches);
+        if (watches.length > 0) this.found(target, before, added, i, hits.records[k]!, watches, floor);
       }
     }
+    this.endSlice();
+  }
+
+  /**
+   * Which new shards need reading: all but the merged ones, when the shards
+   * that left weigh exactly what the merged ones do (ShardSet.weightOf: then
+   * they are those shards merged, old data every bit); else all (the matcher
+   * thread still skips, record by record, what the shards that left held).
+   */
+  private toRead(added: readonly ShardReader[], gone: readonly ShardReader[]): number[] {
+    const all = added.map((_, i) => i);
+    const merged = all.filter((i) => this.weights.get(added[i]!)?.merged === true);
+    if (merged.length === 0 || gone.length === 0) return all;
+    let goneWeight = 0;
+    for (const s of gone) {
+      const w = this.weights.get(s);
+      if (w === undefined) return all;
+      goneWeight += w.weight;
+    }
+    const mergedWeight = merged.reduce((n, i) => n + this.weights.get(added[i]!)!.weight, 0);
+    return mergedWeight === goneWeight ? all.filter((i) => !merged.includes(i)) : all;
   }
 
   /** A record of new shard `i` some watches matched: its new tuples, offered to them. */
@@ -388,9 +475,10 @@ export class LocalWatchFeed {
   }
 
   /** Ends every open watch's matching (the server is closing: their streams end with the shutdown terminator). */
-  close(): void {
+  async close(): Promise<void> {
     this.closed = true;
     for (const w of [...this.hub.watches]) w.close();
     if (this.base !== undefined && !this.busy) this.shards.release(this.base);
+    await this.pool?.destroy();
   }
 }
