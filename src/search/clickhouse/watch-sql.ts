@@ -1,0 +1,58 @@
+// The SELECTs of standing watches on the ClickHouse tier
+// (clickhouse-watch-feed.ts). Both read the flex tables with every tuple's
+// times aggregated over all data (minMerge/maxMerge, as flexible search's
+// fences do: flex-sql.ts), one row per (value, rrtype):
+//   rrtype, first, last, [hex(rdata_wire),] value
+// the value last, so that a row never begins with the "Code: " of a
+// mid-stream error (client.ts).
+//
+// The poll: every tuple first seen at or after `since`, for every watch of
+// the process at once (the feed matches them in Node). ClickHouse cannot
+// tell which tuples are new since the last poll (the aggregate states carry
+// no ingest time), so the poll reads every tuple of the window and the feed
+// remembers those it has seen.
+//
+// The catch-up: one watch's tuples first seen at or after its `since`, its
+// pattern, exclude, rrtype filter and the key's fence applied here, the
+// earliest `keep` + 1 by time_first (then value, then rrtype: the order a
+// watch sends them in), the +1 telling whether there were more.
+
+import { sqlUInt } from '../../clickhouse/literal.js';
+import { firstTimeSql, type Tables } from '../../clickhouse/schema.js';
+import type { TimeFence } from '../../model/filters.js';
+import type { FlexTarget } from '../../query/flex-query.js';
+import type { WatchQuery } from '../../query/watch-query.js';
+import { fenceSql, matchSql, typeFilterSql } from './flex-sql.js';
+
+const FIRST = firstTimeSql('minMerge(first)');
+const LAST = 'maxMerge(last)';
+
+function tuplesSql(target: FlexTarget, tables: Tables, where: string[], having: string[]): string {
+  const names = target === 'rrnames';
+  const value = names ? 'rrname' : 'rdata';
+  const table = names ? tables.flex_names : tables.flex_rdata;
+  const filter = where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '';
+  return `SELECT rrtype, ${FIRST} AS f, ${LAST} AS l${names ? '' : ', hex(any(rdata_wire))'}, ${value} FROM ${table}${filter} ` +
+    `GROUP BY ${value}, rrtype HAVING ${having.join(' AND ')}`;
+}
+
+/** Every tuple of `target` first seen at or after `since`. */
+export function watchPollSql(target: FlexTarget, since: number, tables: Tables): string {
+  return `${tuplesSql(target, tables, [], [`${FIRST} >= ${sqlUInt(since)}`])} FORMAT TabSeparated`;
+}
+
+/** A watch's catch-up: its earliest `keep` + 1 tuples first seen at or after q.since; `q`'s patterns must compile. */
+export function watchCatchUpSql(q: WatchQuery, fence: TimeFence, keep: number, tables: Tables): string {
+  const value = q.target === 'rrnames' ? 'rrname' : 'rdata';
+  const where: string[] = [];
+  const main = matchSql(q.method, q.pattern, value, tables.ngramIndex);
+  if (main !== undefined) where.push(main);
+  if (q.exclude !== undefined) where.push(`NOT ${matchSql(q.method, q.exclude, value) ?? '1'}`);
+  const types = typeFilterSql(q.typeFilter);
+  if (types !== undefined) where.push(types);
+  const having = [`${FIRST} >= ${sqlUInt(q.since)}`];
+  const fenced = fenceSql(fence, FIRST, LAST);
+  if (fenced !== undefined) having.push(fenced);
+  return `SELECT * FROM (${tuplesSql(q.target, tables, where, having)}) ORDER BY f, ${value}, rrtype LIMIT ${sqlUInt(keep + 1)} ` +
+    'FORMAT TabSeparated';
+}
