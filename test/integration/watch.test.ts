@@ -10,12 +10,14 @@
 // watch, every frame sent before it has been published and matched: a body
 // that holds only what it should then proves that the others were not sent.
 
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nameToWire } from '../../src/dns/name.js';
 import { STREAM_MESSAGES } from '../../src/errors/catalogue.js';
 import { FrameSender, startReceiver, waitForResults, type Receiver } from '../helpers/live-ingest.js';
-import { addKey, begin, body, get, limited, logLines, startServer, tempPaths, type Server } from '../helpers/rrscan.js';
+import { OpenApiConformance } from '../helpers/openapi-conformance.js';
+import { addKey, begin, body, get, limited, logLines, REPO, startServer, tempPaths, type Server } from '../helpers/rrscan.js';
 import { WatchClient } from '../helpers/watch-client.js';
 import { AA, QR, a, dnsMessage, dnstapFrame } from '../unit/ingest/wire-fixtures.js';
 
@@ -29,6 +31,9 @@ function frame(name: string, t: number, rr: { type: number; rdata: Uint8Array } 
   const response = dnsMessage({ flags: QR | AA, qname: name, qtype: rr.type, answer: [{ name, type: rr.type, rdata: rr.rdata }] });
   return dnstapFrame({ type: 2, responseTimeSec: t, response, zone: 'live.test.' });
 }
+
+/** Every answer below that a test reads whole is checked against the committed OpenAPI document too. */
+const openapi = new OpenApiConformance(JSON.parse(readFileSync(path.join(REPO, 'api', 'openapi.json'), 'utf8')) as object);
 
 const failed = (msg: string) => ({ cond: 'failed', msg });
 const shutdown = failed(STREAM_MESSAGES.SHUTDOWN);
@@ -124,11 +129,17 @@ describe('standing watches over live dnstap', () => {
 
   it('ends `limited` at `limit`, in time_first order', async () => {
     const w = new WatchClient(l.server.port, watchPath('lim-me', '?limit=2'), l.key);
+    // The same watch read whole, for the document's check (headers and all).
+    const whole = get(l.server, watchPath('lim-me', '?limit=2'), { 'X-API-Key': l.key });
     await w.begun();
     const t = now();
     await l.send(frame('c.lim-me.live.test.', t + 1), frame('b.lim-me.live.test.', t), frame('a.lim-me.live.test.', t));
     expect(await w.ended).toEqual({ complete: true });
-    expect(w.body()).toBe(body(begin, rrname('a.lim-me.live.test.', t), rrname('b.lim-me.live.test.', t), limited));
+    const want = body(begin, rrname('a.lim-me.live.test.', t), rrname('b.lim-me.live.test.', t), limited);
+    expect(w.body()).toBe(want);
+    const reply = await whole;
+    expect(reply.body.replace(/^\{\}\n/gm, '')).toBe(want);
+    expect(openapi.check(watchPath('lim-me', '?limit=2'), reply)).toEqual({ path: '/watch/regex/{what_to_search}/{value}', status: '200' });
   }, 30_000);
 
   it('watches rdata, and leaves out what `exclude` matches', async () => {
@@ -171,6 +182,7 @@ describe('standing watches over live dnstap', () => {
     await first.begun();
     const second = await get(l.server, watchPath('slot'), { 'X-API-Key': one });
     expect([second.status, second.body]).toEqual([503, 'Error: Too many concurrent connections\n']);
+    openapi.check(watchPath('slot'), second);
     first.hangUp();
     await first.ended;
     // The server frees the slot when it sees the hang-up.
@@ -204,7 +216,10 @@ describe('standing watches over live dnstap', () => {
     for (const [p, status, text] of refusals) {
       const r = await get(l.server, p, { 'X-API-Key': l.key });
       expect([p, r.status, r.body]).toEqual([p, status, text]);
+      // The document's paths name the methods; a watch with none, or another, is refused before them.
+      if (!p.startsWith('/pdns/v2/watch/lookup') && p !== '/pdns/v2/watch') openapi.check(p, r);
     }
+    openapi.check(watchPath('pay(pal'), bad);
     const noKey = await get(l.server, watchPath('x'));
     expect([noKey.status, noKey.body]).toEqual([403, 'Error: Bad API key\n']);
   }, 30_000);
