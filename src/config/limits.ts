@@ -221,6 +221,14 @@ export const LIMITS = Object.freeze({
    */
   watchQueueBytesMax: 512 << 10,
   /**
+   * A watch's `{}` keep-alive comes after this long with nothing sent (or
+   * --keepalive-ms, if longer): a watch is mostly silent, and a keep-alive
+   * a second per watch was a third of what 1,000 idle watches cost their
+   * server (9 against 4 ms of CPU a second, bench/watch.ts); common proxies
+   * drop a stream only after 60 s of silence.
+   */
+  watchKeepAliveMsMin: 10_000,
+  /**
    * Tuples a catch-up (time_first_after in the past) gathers and sorts by
    * time_first before it streams them: the earliest this many (or `limit`,
    * if smaller), about 100 bytes each. Past it the earliest are sent and
@@ -658,6 +666,7 @@ export function checkLimits(L: { readonly [K in keyof typeof LIMITS]: number } =
   assert.ok(L.watchesMax * 2 <= L.searchesInFlightMax, 'watches may hold at most half the streams, so searches keep the rest');
   assert.ok(L.watchPatternsPerSet >= 1 && L.watchSliceMs > 0 && L.watchCatchUpTuplesMax >= 1, 'watch matching must make progress');
   assert.ok(L.watchQueueBytesMax > L.lineBytesMax * 2, 'a watch\'s queue must hold the longest line');
+  assert.ok(L.watchKeepAliveMsMin <= L.keepAliveIntervalMsMax, 'a watch\'s keep-alive must come before proxies time it out');
   assert.ok(L.watchClickhouseLagSeconds * 1000 > L.watchClickhousePollMs, 'a ClickHouse watch looks back further than one poll');
   assert.ok(L.keyStoreOpenLockWaitMs > L.keyStoreBusyTimeoutMs, 'an open must outwait one holder\'s migration waiting for SQLite');
   assert.ok(L.keyStoreOpenLockPollMs < L.keyStoreCheckMs && L.keyStoreSettleMs < L.keyStoreCheckMs,

@@ -295,7 +295,7 @@ class FrontEnd {
 
   /** The 200 stream of an admitted search, to its terminator. */
   private async stream(x: Exchange, grant: Grant, planned: PlannedSearch, req: SearchRequest): Promise<void> {
-    const w = new SafWriter(x.res, x, this.keepAliveMs, x.http10);
+    const w = new SafWriter(x.res, x, Math.max(this.keepAliveMs, req.keepAliveMsMin ?? 0), x.http10);
     x.writer = w;
     w.begin(grant.headers);
     this.streams.add(w);

@@ -24,6 +24,8 @@ export interface SearchRequest {
   readonly params: CommonParams;
   /** Plans over the data as it is now; throws ApiError OVERLOADED when the backend cannot take it. */
   plan(eff: Effective): PlannedSearch;
+  /** Keep-alives no more often than this, whatever --keepalive-ms says (a watch's: LIMITS.watchKeepAliveMsMin). */
+  readonly keepAliveMsMin?: number;
   /** What the request log may record of the query (never for keys with query privacy); built only when logged. */
   logFields(): Record<string, unknown>;
 }

@@ -6,6 +6,7 @@
 // What differs is what runs once it is admitted: the data tier's watch
 // (SearchBackend.planWatch) instead of a search.
 
+import { LIMITS } from '../config/limits.js';
 import { ApiError } from '../errors/catalogue.js';
 import { parseQueryString } from '../query/percent.js';
 import { parseWatchQuery } from '../query/watch-query.js';
@@ -22,7 +23,7 @@ export function parseWatchRequest(segments: readonly string[], query: string, no
   const q = parseWatchQuery(segments, params, now);
   return {
     // Charged as one flexible search: the quota counts it once, when it is admitted, however long it stays open.
-    endpoint: 'flex', params: q,
+    endpoint: 'flex', params: q, keepAliveMsMin: LIMITS.watchKeepAliveMsMin,
     plan: (eff) => {
       const plan = backend.planWatch!(q, eff);
       return { run: (sink) => runWatch(plan, eff.limit, sink), cancel: () => plan.cancel() };
