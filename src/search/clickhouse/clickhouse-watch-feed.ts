@@ -97,8 +97,10 @@ export interface ClickHouseWatchStats {
 export class ClickHouseWatchFeed {
   readonly hub = new WatchHub();
   private readonly matchers = { rrnames: new IdPatterns(), rdata: new IdPatterns() };
-  /** The tuples of the window seen so far ("type\0value" to their first time), by target. */
-  private readonly seen = { rrnames: new Map<string, number>(), rdata: new Map<string, number>() };
+  /** The tuples of the window seen so far ("type\0value"), by target. */
+  private readonly seen = { rrnames: new Set<string>(), rdata: new Set<string>() };
+  /** The same, by their first time, so that the window's moving on forgets them without a walk over all of them. */
+  private readonly seenAt = { rrnames: new Map<number, string[]>(), rdata: new Map<number, string[]>() };
   private timer: NodeJS.Timeout | undefined;
   private polling = false;
   private closed = false;
@@ -163,20 +165,29 @@ export class ClickHouseWatchFeed {
     while (!matcher.index.prepare()) await nextTurn();
     const since = Math.max(this.hub.floor(target), Math.floor(Date.now() / 1000) - LIMITS.watchClickhouseLagSeconds);
     const seen = this.seen[target];
-    for (const [key, first] of seen) if (first < since) seen.delete(key);
+    const seenAt = this.seenAt[target];
+    for (const [first, keys] of seenAt) {
+      if (first >= since) continue;
+      for (const k of keys) seen.delete(k);
+      seenAt.delete(first);
+    }
     await this.select(watchPollSql(target, since, this.tables), (lines) => this.take(target, lines));
   }
 
   /** A chunk of a poll's rows: the tuples not seen before, matched against every watch of `target`. */
   private take(target: FlexTarget, lines: readonly string[]): void {
     const seen = this.seen[target];
+    const seenAt = this.seenAt[target];
     const byValue = new Map<string, Row[]>();
     for (const line of lines) {
       const r = parseRow(target, line);
       this.counts.rows++;
       const key = `${r.type}\u0000${r.value}`;
       if (seen.has(key)) continue;
-      seen.set(key, r.first);
+      seen.add(key);
+      const at = seenAt.get(r.first);
+      if (at === undefined) seenAt.set(r.first, [key]);
+      else at.push(key);
       this.counts.tuples++;
       const rows = byValue.get(r.value);
       if (rows === undefined) byValue.set(r.value, [r]);
