@@ -1,14 +1,15 @@
 // Standing watches, tier-neutral: the open watches of one server process,
-// what each has been sent and holds for its reader, and the one pattern
-// index per target that every published batch of data is matched against
-// (watch-patterns.ts). A data tier's feed (local/local-watch-feed.ts,
-// clickhouse/clickhouse-watch-feed.ts) finds the tuples that are new, asks
-// the index which watches match them, and offers them; the hub does the rest
+// what each has been sent and holds for its reader, and the registry of
+// their distinct patterns per target (PatternRegistry), which a matcher
+// (watch-patterns.ts IdPatterns: every pattern at once, by id) runs over each
+// batch of new data. A data tier's feed (local/local-watch-feed.ts,
+// clickhouse/clickhouse-watch-feed.ts) finds the tuples that are new and the
+// watches whose patterns match them, and offers them; the hub does the rest
 // the same way for both tiers.
 //
 // Contract with a feed, per batch of new data (a published shard, a poll):
-//   offer(w, tuple) for every new (value, rrtype) tuple some watch's pattern
-//   matched, with its times over all data, then commit(). A watch keeps a
+//   w.offer(tuple) for every new (value, rrtype) tuple whose value w's
+//   pattern matched, with its times over all data, then commit(). A watch keeps a
 //   tuple when its rrtype filter, exclude (asked by the feed once per value:
 //   excludes()), `since` and the key's fence allow it; commit() sorts each
 //   watch's tuples by time_first (then value, then rrtype) and queues their
