@@ -8,8 +8,9 @@
 // Every other argument is passed to the benchmarks that take `--flag value`
 // arguments, before their defaults: bench/common.ts arg() reads the first
 // occurrence, so yours win, and each benchmark ignores flags it does not
-// know (e.g. `-- --seconds 3 --data bench/out/flex-500000`). The two micro
-// benchmarks take positional arguments and get their defaults only.
+// know (e.g. `-- --seconds 3 --data bench/out/flex-500000`). The micro
+// benchmarks pattern-scan, quota and metrics-hot-path take positional
+// arguments and get their defaults only.
 //
 // Order matters: flex builds bench/out/flex-2000000 (deterministic names),
 // which lookup, shard-load and flex-load then read. flex needs ripgrep for
@@ -42,10 +43,12 @@ const BENCHES: Bench[] = [
   { name: 'flex-load', script: 'flex-load.js', defaults: ['--data', FLEX_DATA, '--seconds', '5', '--slow-seconds', '15'], flags: true },
   { name: 'live-dnstap', script: 'live-dnstap.js', defaults: ['--frames', '200000'], flags: true },
   { name: 'live-query', script: 'live-query.js', defaults: ['--minutes', '60', '--runs', '200'], flags: true },
+  { name: 'watch', script: 'watch.js', defaults: ['--watches', '1000', '--rate', '5000', '--seconds', '15', '--rounds', '2'], flags: true },
   { name: 'ingest', script: 'ingest.js', defaults: ['--ndjson-records', '500000'], flags: true },
   { name: 'pattern-scan', script: 'micro/pattern-scan.js', defaults: ['1000000'], flags: false },
   { name: 'quota', script: 'micro/quota.js', defaults: [], flags: false },
   { name: 'metrics-hot-path', script: 'micro/metrics-hot-path.js', defaults: [], flags: false },
+  { name: 'watch-match', script: 'micro/watch-match.js', defaults: ['--watches', '0,1,100,1000'], flags: true },
 ];
 
 /** Splits our own selection flags from the ones passed through. */

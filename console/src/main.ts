@@ -1,13 +1,16 @@
-// The rrscan web console: one page that runs a flexible search or a lookup
-// against the API it is served beside, renders results as the NDJSON stream
-// delivers them, shows keep-alives and the terminator, pivots from a
-// flexible result to its lookup, and exports what it shows.
+// The rrscan web console: one page that runs a flexible search, a standing
+// watch or a lookup against the API it is served beside, renders results as
+// the NDJSON stream delivers them (a watch's as they are pushed, for as long
+// as it is open), shows keep-alives and the terminator, pivots from a
+// flexible or watched result to its lookup, and exports what it shows. A
+// watch that ends (or is stopped) leaves its last time_first in the form,
+// so that Watch again resumes where it was.
 //
 // The key is typed by the analyst, kept in sessionStorage (this tab only;
 // never in a URL, so never in a log or history) and sent as X-API-Key.
 // Data from the server only ever reaches the page as textContent.
 
-import { flexPath, lookupPath, pivotOf, TIME_FENCES, type LookupForm } from './request.js';
+import { flexPath, lookupPath, pivotOf, TIME_FENCES, watchPath, type LookupForm } from './request.js';
 import { safBatches, type SafLine } from './stream.js';
 import { cellText, COLUMNS, toCsv, toNdjson, type ResultKind } from './table.js';
 
@@ -49,10 +52,12 @@ function setRunning(running: boolean): void {
   $<HTMLButtonElement>('export-csv').disabled = none;
 }
 
+const isWatch = (kind: ResultKind): boolean => kind === 'watch-rrnames' || kind === 'watch-rdata';
+
 function showProgress(run: Run, streaming = true): void {
   const secs = ((performance.now() - run.started) / 1000).toFixed(1);
   const ka = run.keepAlives === 0 ? '' : ` · ${run.keepAlives} keep-alive${run.keepAlives === 1 ? '' : 's'}` +
-    (streaming ? ' (server still scanning)' : '');
+    (streaming ? (isWatch(run.kind) ? ' (watching)' : ' (server still scanning)') : '');
   $('progress').textContent = `${run.rows.length} result${run.rows.length === 1 ? '' : 's'} · ${secs} s${ka}`;
 }
 
@@ -95,8 +100,9 @@ function take(run: Run, lines: SafLine[]): SafLine | undefined {
     if (l.obj !== undefined && run.rows.length < ROWS_MAX) {
       run.rows.push(l.obj);
       rows.append(rowOf(run.kind, l.obj));
-    } else if (l.cond === 'begin') say('Searching…');
-    else if (l.cond !== undefined) end = l;
+    } else if (l.cond === 'begin') {
+      say(isWatch(run.kind) ? 'Watching… (new names appear as they are published; Stop ends it)' : 'Searching…');
+    } else if (l.cond !== undefined) end = l;
     else if (l.obj === undefined) run.keepAlives++;
   }
   $('results').querySelector('tbody')!.append(rows);
@@ -104,8 +110,16 @@ function take(run: Run, lines: SafLine[]): SafLine | undefined {
   return end;
 }
 
+/** After a watch: the last time_first it received goes into the form, so that Watch again resumes from there. */
+function keepResumePoint(run: Run): void {
+  if (!isWatch(run.kind)) return;
+  const last = run.rows.at(-1)?.['time_first'];
+  if (typeof last === 'number') $<HTMLInputElement>('w-since').value = String(last);
+}
+
 function sayEnd(run: Run, end: SafLine | undefined): void {
   showProgress(run, false);
+  keepResumePoint(run);
   const secs = ((performance.now() - run.started) / 1000).toFixed(1);
   const n = `${run.rows.length} result${run.rows.length === 1 ? '' : 's'} in ${secs} s`;
   if (end === undefined) {
@@ -165,6 +179,7 @@ async function run(path: string, kind: ResultKind): Promise<void> {
     sayEnd(me, end);
   } catch (err) {
     if (me.abort.signal.aborted) {
+      keepResumePoint(me);
       if (current === me && me.rows.length < ROWS_MAX) say(`Stopped: ${me.rows.length} results shown.`);
     } else {
       say('Error');
@@ -241,6 +256,11 @@ function wire(): void {
     const fences = Object.fromEntries(TIME_FENCES.map((n) => [n, value(`f-${n}`)]));
     runForm(() => flexPath({ method: value('f-method'), what: value('f-what'), pattern: value('f-pattern'), rrtype: value('f-rrtype'),
       exclude: value('f-exclude'), limit: value('f-limit'), fences }), () => value('f-what') as ResultKind);
+  });
+  $('watch-form').addEventListener('submit', (e) => {
+    e.preventDefault();
+    runForm(() => watchPath({ method: value('w-method'), what: value('w-what'), pattern: value('w-pattern'), rrtype: value('w-rrtype'),
+      exclude: value('w-exclude'), limit: value('w-limit'), since: value('w-since') }), () => `watch-${value('w-what')}` as ResultKind);
   });
   $('lookup-form').addEventListener('submit', (e) => {
     e.preventDefault();

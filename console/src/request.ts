@@ -12,6 +12,17 @@ export interface FlexForm {
   fences: Record<string, string>;
 }
 
+export interface WatchForm {
+  method: string;
+  what: string;
+  pattern: string;
+  rrtype: string;
+  exclude: string;
+  limit: string;
+  /** time_first_after: where a watch resumes from (the last time_first it received); empty: from now. */
+  since: string;
+}
+
 export interface LookupForm {
   /** rrset/name, rdata/name, rdata/ip or rdata/raw. */
   kind: string;
@@ -54,6 +65,14 @@ export function flexPath(f: FlexForm): string {
   const fences = TIME_FENCES.map((n): [string, string | undefined] => [n, fenceValue(n, f.fences[n] ?? '')]);
   return `${f.method}/${f.what}/${encode(f.pattern)}${type ? `/${encode(type)}` : ''}` +
     query([['exclude', f.exclude], ['limit', f.limit.trim()], ...fences]);
+}
+
+/** A standing watch (README "Standing watches"): a flexible search held open, pushing each new matching tuple. */
+export function watchPath(f: WatchForm): string {
+  if (f.pattern === '') throw new Error('Regex or glob: type the pattern to watch for');
+  const type = f.rrtype.trim();
+  return `watch/${f.method}/${f.what}/${encode(f.pattern)}${type ? `/${encode(type)}` : ''}` +
+    query([['exclude', f.exclude], ['limit', f.limit.trim()], ['time_first_after', fenceValue('Resume from', f.since)]]);
 }
 
 export function lookupPath(f: LookupForm): string {

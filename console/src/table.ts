@@ -1,11 +1,14 @@
 // The columns of each kind of result, the text of a cell, and the two
 // exports. Pure: the same text is shown in the table and written to CSV.
 
-export type ResultKind = 'rrnames' | 'rdata' | 'lookup';
+export type ResultKind = 'rrnames' | 'rdata' | 'lookup' | 'watch-rrnames' | 'watch-rdata';
 
 export const COLUMNS: Readonly<Record<ResultKind, readonly string[]>> = {
   rrnames: ['rrname', 'rrtype'],
   rdata: ['rdata', 'rrtype', 'raw_rdata'],
+  // A watch's objects carry when the tuple was first seen: the time a client resumes from.
+  'watch-rrnames': ['rrname', 'rrtype', 'time_first'],
+  'watch-rdata': ['rdata', 'rrtype', 'raw_rdata', 'time_first'],
   lookup: ['rrname', 'rrtype', 'rdata', 'bailiwick', 'count', 'time_first', 'time_last'],
 };
 

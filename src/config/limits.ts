@@ -189,8 +189,73 @@ export const LIMITS = Object.freeze({
   // --- Concurrency ---
   /** Searches waiting for a worker beyond this answer 503 rather than queue without bound. */
   poolQueueMax: 256,
-  /** Searches in flight at once across all keys. */
-  searchesInFlightMax: 1_024,
+  /**
+   * Streams open at once across all keys: searches and watches. 2,048 since
+   * watches (below) hold theirs for hours: up to watchesMax of them leave
+   * 1,048 to searches, the 1,024 there were before, plus room.
+   */
+  searchesInFlightMax: 2_048,
+
+  // --- Standing watches (GET .../watch/...; src/search/watch-hub.ts) ---
+  /**
+   * Watches one server process holds open (503 OVERLOADED past it). Idle,
+   * a watch costs its stream, a queue and its pattern's place in a shared
+   * RE2 set; each published shard is matched once for all of them
+   * (bench/watch.ts: 1,000 watches).
+   */
+  watchesMax: 1_000,
+  /**
+   * Distinct patterns compiled into one RE2.Set. One set of 1,000 simple
+   * patterns scans names fastest (0.08 us a name, warm), but its compile
+   * holds the thread 7 ms, and patterns with counted repeats make one large
+   * set thrash its DFA (10 us a name at 1,000, 3.5 us in sets of 64, their
+   * compile at most 6 ms): 64 keeps each compile, done one set per turn,
+   * within a few ms, at 0.7 us a name for 1,000 simple patterns.
+   */
+  watchPatternsPerSet: 64,
+  /**
+   * Front-end thread time a watch's matching (a published shard against
+   * every watch, a catch-up over the published data) spends before it gives
+   * the thread a turn (lib/turns.ts): the few ms a request may hold it.
+   */
+  watchSliceMs: 2,
+  /**
+   * Bytes of result lines one watch holds for a reader that does not keep
+   * up (the socket pushes back): about 4,000 lines. Past it the watch ends
+   * `failed` (STREAM_MESSAGES.WATCH_BEHIND) and the client resumes from the
+   * last time_first it read: memory stays bounded whatever the feed does.
+   */
+  watchQueueBytesMax: 512 << 10,
+  /**
+   * A watch's `{}` keep-alive comes after this long with nothing sent (or
+   * --keepalive-ms, if longer): a watch is mostly silent, and a keep-alive
+   * a second per watch was a third of what 1,000 idle watches cost their
+   * server (9 against 4 ms of CPU a second, bench/watch.ts); common proxies
+   * drop a stream only after 60 s of silence.
+   */
+  watchKeepAliveMsMin: 10_000,
+  /**
+   * Tuples a catch-up (time_first_after in the past) gathers and sorts by
+   * time_first before it streams them: the earliest this many (or `limit`,
+   * if smaller), about 100 bytes each. Past it the earliest are sent and
+   * the watch ends `failed` (STREAM_MESSAGES.WATCH_CATCH_UP_TOO_LARGE):
+   * resuming from the last time_first received takes up the rest.
+   */
+  watchCatchUpTuplesMax: 10_000,
+  /**
+   * With --clickhouse-url, the tier is asked this often for tuples first
+   * seen since the last poll, one query per target for every watch of the
+   * process: a tuple reaches its watches within this long of being
+   * ingested, plus the query's own time.
+   */
+  watchClickhousePollMs: 1_000,
+  /**
+   * With --clickhouse-url, how far back (seconds before now) each poll
+   * looks: a tuple ingested this long after it was first seen is still
+   * found. The tuples seen in that window are remembered (one entry each),
+   * so that a poll delivers only what the last one had not.
+   */
+  watchClickhouseLagSeconds: 300,
 
   // --- Shards and ingest ---
   /** A running server checks the manifest this often even when fs.watch says nothing (some filesystems never do). */
@@ -604,6 +669,11 @@ export function checkLimits(L: { readonly [K in keyof typeof LIMITS]: number } =
   assert.ok(L.concurrencyLeaseRenewMs * 2 < L.concurrencyLeaseTtlMs, 'a lease must be renewed twice within its time to live');
   assert.ok(L.chargeBatchMax > 0 && L.chargeBatchMax <= L.chargesPendingMax, 'a charge batch must fit the pending queue');
   assert.ok(L.keyConcurrentMax <= L.searchesInFlightMax, 'a per-key cap above the process cap means nothing');
+  assert.ok(L.watchesMax * 2 <= L.searchesInFlightMax, 'watches may hold at most half the streams, so searches keep the rest');
+  assert.ok(L.watchPatternsPerSet >= 1 && L.watchSliceMs > 0 && L.watchCatchUpTuplesMax >= 1, 'watch matching must make progress');
+  assert.ok(L.watchQueueBytesMax > L.lineBytesMax * 2, 'a watch\'s queue must hold the longest line');
+  assert.ok(L.watchKeepAliveMsMin <= L.keepAliveIntervalMsMax, 'a watch\'s keep-alive must come before proxies time it out');
+  assert.ok(L.watchClickhouseLagSeconds * 1000 > L.watchClickhousePollMs, 'a ClickHouse watch looks back further than one poll');
   assert.ok(L.keyStoreOpenLockWaitMs > L.keyStoreBusyTimeoutMs, 'an open must outwait one holder\'s migration waiting for SQLite');
   assert.ok(L.keyStoreOpenLockPollMs < L.keyStoreCheckMs && L.keyStoreSettleMs < L.keyStoreCheckMs,
     'a reopen retried or nudged by fs.watch must come before the next periodic check');

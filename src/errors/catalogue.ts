@@ -84,6 +84,10 @@ export const STREAM_MESSAGES = Object.freeze({
   /** A shard this answer read was found damaged while it ran (search/local/shard-set.ts); it is out of service now. */
   DATA_DAMAGED: 'Data file damaged during query, try again',
   HTTP10_TOO_LARGE: 'Answer too large for HTTP/1.0; ask with HTTP/1.1 or a smaller limit',
+  /** A watch's reader fell LIMITS.watchQueueBytesMax behind what the feed delivered (search/watch-hub.ts). */
+  WATCH_BEHIND: 'Watch fell behind its reader; watch again with time_first_after set to the last time_first received',
+  /** A watch's catch-up found more than LIMITS.watchCatchUpTuplesMax tuples: the earliest were sent. */
+  WATCH_CATCH_UP_TOO_LARGE: 'Too many results to catch up at once; watch again with time_first_after set to the last time_first received',
 });
 
 /**

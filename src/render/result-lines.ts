@@ -18,6 +18,19 @@ export function flexRdataLine(rdataJson: string, rrtype: number, rawHex: string)
   return `{"obj":{"rdata":${rdataJson},"rrtype":"${rrtypeToText(rrtype)}","raw_rdata":"${rawHex}"}}\n`;
 }
 
+/**
+ * A watch's object over rrnames (README "Standing watches"): the flexible
+ * result's fields and the tuple's first time, with its newline.
+ */
+export function watchNameLine(nameJson: string, rrtype: number, first: number): string {
+  return `{"obj":{"rrname":${nameJson},"rrtype":"${rrtypeToText(rrtype)}","time_first":${first}}}\n`;
+}
+
+/** A watch's object over rdata, with its newline; raw_rdata is upper-case hex. */
+export function watchRdataLine(rdataJson: string, rrtype: number, rawHex: string, first: number): string {
+  return `{"obj":{"rdata":${rdataJson},"rrtype":"${rrtypeToText(rrtype)}","raw_rdata":"${rawHex}","time_first":${first}}}\n`;
+}
+
 /** A time as JSON: epoch seconds, or with humantime an RFC 3339 UTC string. */
 function timeJson(t: number, human: boolean): string {
   return human ? `"${new Date(t * 1000).toISOString().replace('.000Z', 'Z')}"` : String(t);

@@ -14,7 +14,9 @@
 import type { FlexQuery } from '../query/flex-query.js';
 import type { LookupQuery } from '../query/lookup-query.js';
 import type { Effective } from '../query/params.js';
+import type { WatchQuery } from '../query/watch-query.js';
 import type { FlexSource, LookupSource, OpenSources, SourceEvents } from './sources.js';
+import type { WatchPlan } from './watch-stream.js';
 
 /**
  * A planned search holds the data it planned over (a snapshot of shards)
@@ -40,6 +42,14 @@ export interface SearchBackend {
   planFlex(q: FlexQuery, eff: Effective): FlexPlan;
   /** Plans a standard search (lookup or summarize) over the data as it is now; fences are the search layer's. */
   planLookup(q: LookupQuery, eff: Effective): LookupPlan;
+  /**
+   * Plans a standing watch (README "Standing watches"): the tier finds the
+   * tuples its data newly holds and hands them to the watches it keeps
+   * (watch-hub.ts), and catches up from `q.since` first when asked. Throws
+   * ApiError OVERLOADED past LIMITS.watchesMax. Optional: a tier without it
+   * answers the watch endpoint with the front end's 404.
+   */
+  planWatch?(q: WatchQuery, eff: Effective): WatchPlan;
   /** What to log about the data at start-up and on reload. */
   describe(): Record<string, unknown>;
   /**

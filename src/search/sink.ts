@@ -20,6 +20,12 @@ export interface ResultSink {
   onAbort(f: () => void): void;
   /** Appends result lines, each ending in "\n". */
   text(lines: string): void;
+  /**
+   * Sends what is buffered now rather than when a chunk fills or the
+   * keep-alive interval passes (optional; a sink without it sends as it
+   * likes): a watch's results are news (watch-stream.ts).
+   */
+  flush?(): void;
   /** Ends the stream with its terminator; nothing is written after it. */
   end(cond: Terminator, msg?: string): void;
 }

@@ -46,6 +46,7 @@ import { openApiText } from './openapi.js';
 import { acceptsNdjson, route, type Route } from './router.js';
 import { SafWriter, type StreamFate } from './saf-writer.js';
 import { parseSearch, type PlannedSearch, type SearchRequest } from './search-request.js';
+import { parseWatchRequest } from './watch-request.js';
 import { ServingStats, type Family, type OverloadCause } from './serving-stats.js';
 import { setNotSentLowat } from './socket-tuning.js';
 import { openTlsApp } from './tls-credentials.js';
@@ -223,6 +224,8 @@ const ALLOWED_METHODS = 'GET, HEAD, OPTIONS';
 
 const FAMILY_OF: Readonly<Record<Route['kind'], Family>> = {
   flex: 'flex', lookup: 'lookup', summarize: 'lookup', rate_limit: 'rate_limit', ping: 'ping', openapi: 'other', not_found: 'other',
+  // A watch is a flexible search held open: counted with them.
+  watch: 'flex',
 };
 
 /** Where a 503 OVERLOADED was raised along the admission path says what was full. */
@@ -271,6 +274,12 @@ export class FrontEnd {
         if (!acceptsNdjson(x.accept)) throw errorOf('NOT_ACCEPTABLE');
         const now = Math.floor(Date.now() / 1000);
         const req = parseSearch(r.kind, r.segments, x.query, x.url, now, this.backend, this.searchTimeoutMs);
+        return x.head ? this.searchHead(x, req) : this.search(x, req);
+      }
+      case 'watch': {
+        if (!acceptsNdjson(x.accept)) throw errorOf('NOT_ACCEPTABLE');
+        const started = Math.floor(Date.now() / 1000);
+        const req = parseWatchRequest(r.segments, x.query, started, this.backend);
         return x.head ? this.searchHead(x, req) : this.search(x, req);
       }
     }
@@ -356,7 +365,7 @@ export class FrontEnd {
 
   /** The 200 stream of an admitted search, to its terminator. */
   private stream(x: Exchange, grant: Grant, planned: PlannedSearch, req: SearchRequest): Promise<void> | undefined {
-    const w = new SafWriter(x.res, x, this.keepAliveMs, x.http10);
+    const w = new SafWriter(x.res, x, Math.max(this.keepAliveMs, req.keepAliveMsMin ?? 0), x.http10);
     x.writer = w;
     w.begin(grant.headers);
     this.streams.add(w);

@@ -57,6 +57,11 @@ const TIME = {
 const TIMES = {
   time_first: TIME, time_last: TIME, zone_time_first: TIME, zone_time_last: TIME,
 };
+const FIRST_SEEN = {
+  type: 'integer', minimum: 0,
+  description: 'Epoch seconds: the tuple\'s first sighting over all data (sensor or zone file, the earlier). A client resumes a ' +
+    'watch from the last it received (time_first_after).',
+};
 /** A result stands for sensor observations, zone-file observations, or both. */
 const SOME_TIMES = { anyOf: [{ required: ['time_first', 'time_last'] }, { required: ['zone_time_first', 'zone_time_last'] }] };
 
@@ -71,6 +76,15 @@ const SCHEMAS: Json = {
     rrtype: RRTYPE_TEXT,
     raw_rdata: { type: 'string', pattern: '^([0-9A-F]{2})*$', description: 'The wire-form rdata in upper-case hex, for lookup/rdata/raw.' },
   }, ['rdata', 'rrtype', 'raw_rdata'], { description: 'Flexible search over rdata (spec 2.3).' }),
+  WatchRrnameResult: closed({ rrname: NAME_TEXT, rrtype: RRTYPE_TEXT, time_first: FIRST_SEEN }, ['rrname', 'rrtype', 'time_first'],
+    { description: 'A watch over rrnames: a (rrname, rrtype) tuple seen for the first time, and when.' }),
+  WatchRdataResult: closed({
+    rdata: { type: 'string', description: 'Record data in presentation form.' },
+    rrtype: RRTYPE_TEXT,
+    raw_rdata: { type: 'string', pattern: '^([0-9A-F]{2})*$', description: 'The wire-form rdata in upper-case hex, for lookup/rdata/raw.' },
+    time_first: FIRST_SEEN,
+  }, ['rdata', 'rrtype', 'raw_rdata', 'time_first'],
+  { description: 'A watch over rdata: an (rdata, rrtype) tuple seen for the first time, and when.' }),
   RrsetResult: closed({
     count: { type: 'integer', minimum: 1 }, ...TIMES, rrname: NAME_TEXT, rrtype: RRTYPE_TEXT,
     bailiwick: NAME_TEXT, rdata: { type: 'array', items: { type: 'string' }, minItems: 1 },
@@ -93,7 +107,10 @@ const SCHEMAS: Json = {
       `"${STREAM_MESSAGES.DATA_DAMAGED}" (a data file the search read was found damaged meanwhile and taken out of service; ` +
       'charged only if results were written; the same search again is answered without it), ' +
       `"${STREAM_MESSAGES.SHUTDOWN}" (the server is stopping), "${STREAM_MESSAGES.HTTP10_TOO_LARGE}" (the answer to an HTTP/1.0 ` +
-      `request, which is sent whole, reached ${LIMITS.http10AnswerBytesMax} bytes), or a pattern error naming the offending position.`,
+      `request, which is sent whole, reached ${LIMITS.http10AnswerBytesMax} bytes), a pattern error naming the offending position, ` +
+      `or, on a watch only, "${STREAM_MESSAGES.WATCH_BEHIND}" (its reader fell ${LIMITS.watchQueueBytesMax} bytes behind) or ` +
+      `"${STREAM_MESSAGES.WATCH_CATCH_UP_TOO_LARGE}" (its catch-up found more than ${LIMITS.watchCatchUpTuplesMax} results; the ` +
+      'earliest were sent).',
   }),
   RateLimit: closed({
     rate: closed({
@@ -151,6 +168,13 @@ const PARAMETERS: Json = {
     'Client software version; may be logged.'),
   exclude: query('exclude', { type: 'string', minLength: 1, maxLength: LIMITS.excludeCharsMax },
     'A second pattern, in the search method\'s syntax: results matching it are left out. `+` is a literal plus.'),
+  watchTimeFirstAfter: query('time_first_after', TIME_PARAM, 'Only tuples first seen at this time or later: epoch seconds, or ' +
+    'negative seconds relative to now; inclusive, unlike a search\'s (a client resuming from the last time_first it received ' +
+    'gets that second again: duplicates at the boundary, nothing lost). Given, the published data is searched from it first ' +
+    `(the catch-up: the earliest ${LIMITS.watchCatchUpTuplesMax} at most, in time_first order), then the watch goes live. ` +
+    'Absent: the watch counts from the second it opens, and nothing published before counts.'),
+  watchLimit: query('limit', COUNT, `Results after which the watch ends \`limited\`, default ${LIMITS.resultsDefault}; 0 means ` +
+    'the key\'s results_max, and a larger value is clamped to it. It counts objects: one per (value, rrtype) tuple.'),
   aggr: query('aggr', BOOL, 'true (default): one row per RRset aggregated over every observation batch; false: one row per batch.'),
   humantime: query('humantime', BOOL, 'true: times as RFC 3339 UTC strings instead of epoch seconds.'),
   max_count: query('max_count', COUNT, 'Stop summing once count reaches this; the stream still ends `succeeded`.'),
@@ -232,9 +256,23 @@ const RESPONSES: Json = {
   MangledUrl: errorResponse(`A segment that cannot be percent-decoded, or a URL over ${LIMITS.urlBytesMax} bytes.`, ['EXCEPTION']),
 };
 
-/** The line schemas of the four kinds of stream, by name in components.schemas. */
+/** A watch's line: like a search's, but a watch never succeeds (it is open until its limit, a failure, or a hang-up). */
+function watchLine(): Json {
+  const line = streamLine(['WatchRrnameResult', 'WatchRdataResult']);
+  return {
+    ...line,
+    description: 'ONE line of a watch\'s stream: the body is newline-delimited JSON, every line ends with "\\n", none is blank. ' +
+      'The first line is Begin, then result lines as the data tier finds them and KeepAlive lines while it finds none, then ' +
+      'exactly one of Limited (`limit` results were sent) or Failed (the server is shutting down, the watch fell behind its ' +
+      'reader, its catch-up was too large, or the data tier failed). A stream without a terminator was cut off.',
+    oneOf: (line['oneOf'] as Json[]).filter((l) => l['$ref'] !== '#/components/schemas/Succeeded'),
+  };
+}
+
+/** The line schemas of the five kinds of stream, by name in components.schemas. */
 const LINE_SCHEMAS: Json = {
   FlexLine: streamLine(['FlexRrnameResult', 'FlexRdataResult']),
+  WatchLine: watchLine(),
   RrsetLine: streamLine(['RrsetResult']),
   RdataLine: streamLine(['RdataResult']),
   SummaryLine: streamLine(['Summary']),
@@ -277,6 +315,40 @@ function flexPaths(): Json {
               'The stream: FlexRrnameResult objects for rrnames, FlexRdataResult for rdata. No match: Begin, then Succeeded with the ' +
               'no-results msg.'),
             ...ERRORS_OF_SEARCH(false),
+          },
+        },
+      };
+    }
+  }
+  return out;
+}
+
+/** GET .../watch/...: a flexible search held open (README "Standing watches"), regex and glob, with and without an rrtype. */
+function watchPaths(): Json {
+  const out: Json = {};
+  for (const method of ['regex', 'glob'] as const) {
+    for (const withType of [false, true]) {
+      out[`/watch/${method}/{what_to_search}/{value}${withType ? '/{rrtype}' : ''}`] = {
+        get: {
+          operationId: `${method}Watch${withType ? 'Rrtype' : ''}`,
+          tags: ['standing watch'],
+          summary: `Standing watch, ${method === 'regex' ? 'RE2 regular expression' : 'glob'}, over rrnames or rdata` +
+            (withType ? ', one rrtype' : '') + ': each new matching tuple pushed as the data tier gets it',
+          description: 'rrscan\'s own endpoint (not DNSDB\'s). One object per (rrname, rrtype) or (rdata, rrtype) tuple that the ' +
+            'pattern matches and that is seen for the first time over all data (not a name seen again), the moment the data tier ' +
+            'publishes it (local shards: each published shard; ClickHouse: a poll every ' +
+            `${LIMITS.watchClickhousePollMs} ms), each batch in time_first order. Charged as one flexible search when admitted; ` +
+            'holds one of the key\'s --max-concurrent slots while open; at most ' +
+            `${LIMITS.watchesMax} open per server process (503 past it). A key's time fence applies to every tuple. offset and ` +
+            'the other time parameters are refused (400 "unable to parse request"), as are aggr, humantime and max_count.',
+          parameters: params(['whatToSearch', 'flexValue', ...(withType ? ['flexRrtype'] : []), 'exclude', 'watchLimit',
+            'watchTimeFirstAfter', 'id', 'swclient', 'version']),
+          responses: {
+            200: stream200('WatchLine', 'The stream: WatchRrnameResult objects for rrnames, WatchRdataResult for rdata; it ends ' +
+              'only with Limited or Failed.'),
+            400: ref('responses', 'BadRequest'), 401: ref('responses', 'Unauthorized'), 403: ref('responses', 'Forbidden'),
+            415: ref('responses', 'NotAcceptable'), 429: ref('responses', 'TooManyRequests'), 500: ref('responses', 'InternalError'),
+            503: ref('responses', 'Unavailable'),
           },
         },
       };
@@ -411,7 +483,7 @@ function withHeadAndOptions(paths: Json, searches: Json): Json {
 }
 
 export function openApiDocument(): Json {
-  const searches = { ...flexPaths(), ...lookupPaths(false), ...lookupPaths(true) };
+  const searches = { ...flexPaths(), ...watchPaths(), ...lookupPaths(false), ...lookupPaths(true) };
   return {
     openapi: '3.1.0',
     info: {
@@ -436,7 +508,8 @@ export function openApiDocument(): Json {
       'The same API where DNSDB v2 clients look for it (they append /dnsdb/v2 to the base URL they are given)' })),
     security: [{ ApiKey: [] }],
     tags: [
-      { name: 'flexible search' }, { name: 'standard search' }, { name: 'summarize' }, { name: 'account' }, { name: 'service' },
+      { name: 'flexible search' }, { name: 'standing watch' }, { name: 'standard search' }, { name: 'summarize' }, { name: 'account' },
+      { name: 'service' },
     ],
     paths: withHeadAndOptions({ ...searches, ...otherPaths() }, searches),
     components: {

@@ -15,6 +15,8 @@ export type Route =
   | { kind: 'openapi' }
   | { kind: 'flex'; segments: string[] }
   | { kind: 'lookup' | 'summarize'; segments: string[] }
+  /** A standing watch (README "Standing watches"): the segments after `watch`. */
+  | { kind: 'watch'; segments: string[] }
   | { kind: 'not_found' };
 
 /** The service prefixes, longest first, each with its trailing slash. */
@@ -59,6 +61,7 @@ export function route(rawPath: string): Route {
     case 'glob': return { kind: 'flex', segments };
     case 'lookup':
     case 'summarize': return { kind: segments[0], segments };
+    case 'watch': return { kind: 'watch', segments: segments.slice(1) };
     default: return { kind: 'not_found' };
   }
 }

@@ -26,6 +26,8 @@ export interface SearchRequest {
   readonly params: CommonParams;
   /** Plans over the data as it is now; throws ApiError OVERLOADED when the backend cannot take it. */
   plan(eff: Effective): PlannedSearch;
+  /** Keep-alives no more often than this, whatever --keepalive-ms says (a watch's: LIMITS.watchKeepAliveMsMin). */
+  readonly keepAliveMsMin?: number;
   /**
    * What the request log may record of the query (never for keys with query privacy), as the members of
    * its line (server/log.ts logMember); built only when logged.
@@ -37,7 +39,7 @@ export interface SearchRequest {
  * id, swclient and version as request log members: parseCommon let through
  * only letters, digits and `:._-` (spec 4.3), which JSON writes as they are.
  */
-function clientMembers(p: CommonParams): string {
+export function clientMembers(p: CommonParams): string {
   let m = '';
   if (p.id !== undefined) m += `,"id":"${p.id}"`;
   if (p.swclient !== undefined) m += `,"swclient":"${p.swclient}"`;

@@ -41,6 +41,41 @@ function compareRecord(b: BlobColumns, i: number, key: Uint8Array, keyLen: numbe
   return len - keyLen;
 }
 
+/** Sign of record i of `a` against record j of `b` (bytewise, a shorter prefix first): two shards' values compared in place. */
+export function compareRecords(a: BlobColumns, i: number, b: BlobColumns, j: number): number {
+  const x = a.blob;
+  const y = b.blob;
+  const xs = a.offsets[i]!;
+  const ys = b.offsets[j]!;
+  const xl = a.offsets[i + 1]! - 1 - xs;
+  const yl = b.offsets[j + 1]! - 1 - ys;
+  const n = xl < yl ? xl : yl;
+  for (let k = 0; k < n; k++) {
+    const d = x[xs + k]! - y[ys + k]!;
+    if (d !== 0) return d;
+  }
+  return xl - yl;
+}
+
+/**
+ * The first record of `b` at or after `from` that is >= record i of `a`:
+ * galloping from `from` (1, 2, 4... records, then a binary search), so
+ * that walking one sorted blob through another costs about the shorter's
+ * length in steps, whichever is longer.
+ */
+export function gallopTo(b: BlobColumns, from: number, a: BlobColumns, i: number): number {
+  const n = b.offsets.length - 1;
+  let lo = from;
+  let step = 1;
+  let hi = from;
+  while (hi < n && compareRecords(b, hi, a, i) < 0) {
+    lo = hi + 1;
+    hi = from + step;
+    step *= 2;
+  }
+  return partitionPoint(lo, Math.min(hi, n), (k) => compareRecords(b, k, a, i) < 0);
+}
+
 // Search keys are encoded into this scratch array rather than a fresh
 // Buffer each: an exact lookup searches every shard, and the allocations
 // showed in its profile. Single-threaded use only (each thread has its own).

@@ -19,6 +19,7 @@ import { applyKey, type KeyWindow } from '../../src/query/params.js';
 import type { SearchBackend } from '../../src/search/backend.js';
 import { acceptsNdjson, route, type Route } from '../../src/server/router.js';
 import { parseSearch } from '../../src/server/search-request.js';
+import { parseWatchRequest } from '../../src/server/watch-request.js';
 
 /** Every code the parse path may answer with, and its status; anything else is a bug. */
 export const PARSE_ERROR_CODES: ReadonlySet<ApiErrorCode> = new Set<ApiErrorCode>([
@@ -51,6 +52,7 @@ export interface Answer {
 const NEVER_PLANNED: SearchBackend = {
   planFlex: () => { throw new Error('parse asked the backend to plan'); },
   planLookup: () => { throw new Error('parse asked the backend to plan'); },
+  planWatch: () => { throw new Error('parse asked the backend to plan'); },
   describe: () => ({}),
   notReady: () => { throw new Error('parse asked the backend whether it is ready'); },
   close: async () => undefined,
@@ -74,7 +76,9 @@ export function answerOf(req: Request, key: KeyWindow): Answer {
     if (r.kind === 'not_found') return { status: 404, code: 'NOT_FOUND', route: r.kind };
     if (r.kind === 'ping' || r.kind === 'rate_limit' || r.kind === 'openapi') return { status: 200, route: r.kind };
     if (!acceptsNdjson(req.accept)) throw new ApiError('NOT_ACCEPTABLE');
-    const search = parseSearch(r.kind, r.segments, req.query, req.path, NOW, NEVER_PLANNED, LIMITS.searchTimeoutMs);
+    // The generators make no watch paths (a watch's stream never ends by itself); a typed case all the same.
+    const search = r.kind === 'watch' ? parseWatchRequest(r.segments, req.query, NOW, NEVER_PLANNED)
+      : parseSearch(r.kind, r.segments, req.query, req.path, NOW, NEVER_PLANNED, LIMITS.searchTimeoutMs);
     licence = true;
     applyKey(search.params, key);
     return { status: 200, route: r.kind, params: search.params };

@@ -38,6 +38,7 @@ const record = (rrname: string, rrtype: string, rdata: string[], bailiwick = 'ex
   ({ count: 3, time_first: timeFirst, time_last: 1_700_000_000, rrname, rrtype, bailiwick, rdata });
 
 const paths = tempPaths();
+let dir: string;
 let server: Server;
 let browser: Browser;
 let key: string;
@@ -87,7 +88,7 @@ const cells = (page: Page) => page.locator('#results tbody tr').evaluateAll((row
 
 describe.skipIf(!HAVE_CHROMIUM)('web console in chromium', () => {
   beforeAll(async () => {
-    const dir = paths.fresh();
+    dir = paths.fresh();
     ingestNdjson(dir, [
       ...randomNames(100_000, 'slow.example.', 20_251_125).map((n, i) => record(n, 'A', [`10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`])),
       record('www.pivot.example.', 'A', ['192.0.2.10'], 'pivot.example.'),
@@ -234,6 +235,30 @@ describe.skipIf(!HAVE_CHROMIUM)('web console in chromium', () => {
     expect(await fresh.getByRole('alert').textContent()).toBe('Type your API key first.');
     expect(await fresh.evaluate(() => document.activeElement?.id)).toBe('key');
     await fresh.close();
+    await page.close();
+  });
+
+  it('watches: rows appear as names are published, and a stopped watch leaves its last time_first to resume from', async () => {
+    const page = await open();
+    await page.getByLabel('Watch over').selectOption('rrnames');
+    await page.getByLabel('Regex or glob').fill('\\.console-watch\\.example\\.$');
+    await page.getByRole('button', { name: 'Watch', exact: true }).click();
+    await page.waitForFunction(() => /^Watching/.test(document.getElementById('status')!.textContent ?? ''));
+    expect(await page.locator('#request').textContent()).toBe(
+      `GET /pdns/v2/watch/regex/rrnames/${encodeURIComponent('\\.console-watch\\.example\\.$')}?limit=1000`);
+    const t = Math.floor(Date.now() / 1000);
+    // Published while the watch is open: a new name that matches, one that does not.
+    const seen = (rrname: string, ip: string) => ({ ...record(rrname, 'A', [ip], 'example.', t), time_last: t });
+    ingestNdjson(dir, [seen('new.console-watch.example.', '192.0.2.77'), seen('other.example.', '192.0.2.78')], 'watched.ndjson');
+    await page.locator('#results tbody tr').first().waitFor({ timeout: 15_000 });
+    const iso = new Date(t * 1000).toISOString().replace('.000Z', 'Z');
+    expect(await cells(page)).toEqual([['new.console-watch.example.', 'A', iso]]);
+    expect(await status(page)).toMatch(/^Watching/);
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'watch.png'), fullPage: true });
+    await page.getByRole('button', { name: 'Stop (Esc)' }).click();
+    await finished(page);
+    expect(await status(page)).toBe('Stopped: 1 results shown.');
+    expect(await page.getByLabel('Resume from').inputValue()).toBe(String(t));
     await page.close();
   });
 

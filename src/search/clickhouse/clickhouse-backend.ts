@@ -23,6 +23,9 @@ import { lookupShape } from './lookup-sql.js';
 import { SelectLookupSource } from './lookup-source.js';
 import { SelectFlexSource } from './select-source.js';
 import type { StreamedSelect } from './streamed-select.js';
+import type { WatchQuery } from '../../query/watch-query.js';
+import type { WatchPlan } from '../watch-stream.js';
+import { ClickHouseWatchFeed } from './clickhouse-watch-feed.js';
 
 export interface ClickHouseBackendOptions {
   url: string;
@@ -35,6 +38,8 @@ export interface ClickHouseBackendOptions {
 export class ClickHouseBackend implements SearchBackend {
   private inFlight = 0;
   private readonly querySeconds: number;
+  /** Standing watches: made with the first one, polling while any is open. */
+  private watchFeed: ClickHouseWatchFeed | undefined;
 
   private constructor(private readonly opts: ClickHouseBackendOptions, private readonly ch: ClickHouse,
     private readonly tables: Tables) {
@@ -108,6 +113,11 @@ export class ClickHouseBackend implements SearchBackend {
     };
   }
 
+  planWatch(q: WatchQuery, eff: Effective): WatchPlan {
+    this.watchFeed ??= new ClickHouseWatchFeed(this.ch, this.tables, this.querySeconds);
+    return this.watchFeed.plan(q, eff);
+  }
+
   describe(): Record<string, unknown> {
     return {
       backend: 'clickhouse', url: this.opts.url, database: this.opts.database, distributed: this.tables.distributed,
@@ -130,6 +140,7 @@ export class ClickHouseBackend implements SearchBackend {
   }
 
   close(): Promise<void> {
+    this.watchFeed?.close();
     this.ch.close();
     return Promise.resolve();
   }

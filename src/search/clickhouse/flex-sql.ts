@@ -82,7 +82,7 @@ export function trigramSql(q: TrigramQuery, lowered: string): string | undefined
  * when `ngrams` (the column has the ngram index); undefined when the pattern
  * matches every record.
  */
-function matchSql(method: FlexQuery['method'], pattern: string, column: string, ngrams = false): string | undefined {
+export function matchSql(method: FlexQuery['method'], pattern: string, column: string, ngrams = false): string | undefined {
   const p = compilePattern(method, pattern);
   if (p.everyRecord) return undefined;
   const match = `match(${column}, ${sqlString(p.blobSource)})`;

@@ -18,6 +18,9 @@ import { silentLog, type Log } from '../../lib/log.js';
 import { ShardScrubber, type ScrubStats } from './shard-scrub.js';
 import type { Openable } from '../paginator.js';
 import type { OpenSources, SortedSource } from '../sources.js';
+import type { WatchQuery } from '../../query/watch-query.js';
+import type { WatchPlan } from '../watch-stream.js';
+import { LocalWatchFeed, type LocalWatchStats } from './local-watch-feed.js';
 
 export interface LocalBackendOptions extends ScanPoolOptions {
   dataDir: string;
@@ -31,6 +34,8 @@ export interface LocalBackendStats {
   readonly shards: ShardSetStats;
   readonly pool: ScanPoolStats;
   readonly scrub: ScrubStats | undefined;
+  /** Standing watches, once one has been opened. */
+  readonly watches: LocalWatchStats | undefined;
 }
 
 /**
@@ -49,13 +54,17 @@ export class LocalBackend implements SearchBackend {
   private readonly shards: ShardSet;
   private readonly pool: ScanPool;
   private readonly scrubber: ShardScrubber | undefined;
+  private readonly log: Log;
+  /** Standing watches: made with the first one, fed by every snapshot the shard set installs. */
+  private watchFeed: LocalWatchFeed | undefined;
 
   /** Loads the current shards (a corrupt one is quarantined, not fatal) and starts watching for new ones. */
   constructor(opts: LocalBackendOptions) {
     const log = opts.log ?? silentLog;
+    this.log = log;
     this.shards = new ShardSet(opts.dataDir, log);
     this.shards.load();
-    this.shards.watch();
+    this.shards.watch(() => this.watchFeed?.published());
     this.pool = new ScanPool(opts);
     const rate = opts.scrubBytesPerSecond ?? 0;
     this.scrubber = rate > 0 ? new ShardScrubber(this.shards, { bytesPerSecond: rate }, log) : undefined;
@@ -124,6 +133,11 @@ export class LocalBackend implements SearchBackend {
     };
   }
 
+  planWatch(q: WatchQuery, eff: Effective): WatchPlan {
+    this.watchFeed ??= new LocalWatchFeed(this.shards, this.log);
+    return this.watchFeed.plan(q, eff);
+  }
+
   describe(): Record<string, unknown> {
     const snap = this.shards.current();
     const st = this.shards.stats();
@@ -143,10 +157,10 @@ export class LocalBackend implements SearchBackend {
 
   /** The shards' and the pool's counters, for the server's metrics (read at scrape time). */
   stats(): LocalBackendStats {
-    return { shards: this.shards.stats(), pool: this.pool.stats(), scrub: this.scrubber?.stats() };
+    return { shards: this.shards.stats(), pool: this.pool.stats(), scrub: this.scrubber?.stats(), watches: this.watchFeed?.stats() };
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.shards.close(), this.pool.close(), this.scrubber?.stop()]);
+    await Promise.all([this.watchFeed?.close(), this.shards.close(), this.pool.close(), this.scrubber?.stop()]);
   }
 }

@@ -61,6 +61,7 @@ import { STREAM_MESSAGES } from '../../errors/catalogue.js';
 import { failIf } from '../../lib/faults.js';
 import { silentLog, type Log } from '../../lib/log.js';
 import { SHARD_FILE_SUFFIX } from '../../shard/format.js';
+import { weightOf } from '../../shard/compaction-policy.js';
 import { MANIFEST_FILE, readManifest } from '../../shard/manifest.js';
 import { faultsTotal, fileIdentity, inodeOf, mappingFaults, releaseMapping } from '../../shard/mapped-file.js';
 import { ShardReader, type ShardHandle } from '../../shard/shard-reader.js';
@@ -71,6 +72,12 @@ import { ShardVerifier } from './shard-verifier.js';
 export interface Snapshot {
   readonly generation: number;
   readonly shards: readonly ShardReader[];
+}
+
+/** A shard's weight (compaction-policy.ts weightOf) and whether compaction wrote it. */
+export interface ShardWeight {
+  readonly weight: number;
+  readonly merged: boolean;
 }
 
 /** A snapshot as one search holds it: damageOf(lease) says whether its answer can be trusted. */
@@ -138,6 +145,8 @@ export class ShardSet {
   private lastStamp = '';
   /** The files and generation of the last manifest accepted. */
   private listed: readonly string[] = [];
+  /** What the last manifest accepted says of each file: see weightOf. */
+  private entries = new Map<string, ShardWeight>();
   private generation = -1;
   /** Why the manifest on disk was refused; undefined once one is accepted. */
   private manifestRefused: string | undefined;
@@ -224,6 +233,16 @@ export class ShardSet {
     return { snapshot: this.snapshot, damage: this.damageCount };
   }
 
+  /**
+   * Another lease on the snapshot `lease` holds, current or not: a watch's
+   * catch-up reads the snapshot its watch joined at while the watch feed
+   * moves on (local-watch-feed.ts). Released like any lease.
+   */
+  retain(lease: Lease): Lease {
+    (lease.snapshot as HeldSnapshot).leases++;
+    return { snapshot: lease.snapshot, damage: lease.damage };
+  }
+
   release(lease: Lease): void {
     const held = lease.snapshot as HeldSnapshot;
     if (--held.leases > 0 || held === this.snapshot) return;
@@ -241,6 +260,18 @@ export class ShardSet {
     if (lease.damage === this.damageCount) return undefined;
     for (const s of lease.snapshot.shards) if (this.damaged.has(s)) return STREAM_MESSAGES.DATA_DAMAGED;
     return undefined;
+  }
+
+  /**
+   * The last accepted manifest's word on a listed shard file: the RRsets
+   * ingest published that it stands for, and whether compaction made it.
+   * Compaction keeps the sum of weights, so a snapshot change whose new
+   * merged shards weigh what the shards that left weighed holds nothing
+   * that was not there before (local-watch-feed.ts). Undefined for a file
+   * the manifest no longer lists.
+   */
+  weightOf(file: string): ShardWeight | undefined {
+    return this.entries.get(file);
   }
 
   /** Whether `reader` is in the current snapshot. */
@@ -384,6 +415,7 @@ export class ShardSet {
     try {
       const m = readManifest(this.dataDir);
       this.listed = m.shards.map((e) => e.file);
+      this.entries = new Map(m.shards.map((e) => [e.file, { weight: weightOf(e), merged: e.rrsetsIngested !== undefined }]));
       this.generation = m.generation;
       if (this.manifestRefused !== undefined) this.log.info({ dataDir: this.dataDir }, 'manifest accepted again');
       this.manifestRefused = undefined;

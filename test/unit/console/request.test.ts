@@ -5,7 +5,7 @@
 // reach quickly.
 
 import { describe, expect, it } from 'vitest';
-import { encode, fenceValue, flexPath, lookupPath, pivotOf } from '../../../console/src/request.js';
+import { encode, fenceValue, flexPath, lookupPath, pivotOf, watchPath } from '../../../console/src/request.js';
 import { cellText, toCsv, toNdjson } from '../../../console/src/table.js';
 
 const flex = { method: 'regex', what: 'rrnames', pattern: '', rrtype: '', exclude: '', limit: '', fences: {} };
@@ -22,6 +22,16 @@ describe('request paths', () => {
       .toBe('regex/rrnames/pay(pal%7C%2Fx)/A?exclude=%5Ex%5C.&limit=5&time_first_after=-86400&time_first_before=1704164640' +
         '&time_last_before=1704153600');
     expect(flexPath({ ...flex, method: 'glob', what: 'rdata', pattern: '*.example.' })).toBe('glob/rdata/*.example.');
+  });
+
+  it('builds a watch with its rrtype, exclude, limit and the time_first it resumes from', () => {
+    const watch = { method: 'regex', what: 'rrnames', pattern: '', rrtype: '', exclude: '', limit: '', since: '' };
+    expect(watchPath({ ...watch, pattern: 'pay(pal|/x)', rrtype: 'A', exclude: 'x', limit: '5', since: '1795718884' }))
+      .toBe('watch/regex/rrnames/pay(pal%7C%2Fx)/A?exclude=x&limit=5&time_first_after=1795718884');
+    expect(watchPath({ ...watch, method: 'glob', what: 'rdata', pattern: '*.example.', since: '2024-01-02' }))
+      .toBe('watch/glob/rdata/*.example.?time_first_after=1704153600');
+    expect(() => watchPath(watch)).toThrow(/^Regex or glob: /);
+    expect(() => watchPath({ ...watch, pattern: 'x', since: 'then' })).toThrow(/^Resume from: /);
   });
 
   it('refuses an empty pattern or value and a time it cannot read, saying which field', () => {
