@@ -11,7 +11,7 @@
 
 import { LIMITS } from '../config/limits.js';
 import { IngestError } from '../errors/catalogue.js';
-import { splitLines, type ByteRange } from './ndjson.js';
+import { splitLines, type ByteRange } from '../lib/line-reader.js';
 import type { WrittenShard } from '../shard/shard-spiller.js';
 import { runOnThreads } from '../lib/threads.js';
 
