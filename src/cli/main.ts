@@ -7,7 +7,7 @@ import cluster from 'node:cluster';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { LIMITS } from '../config/limits.js';
-import { IngestError } from '../errors/catalogue.js';
+import { hasCode } from '../errors/catalogue.js';
 import {
   ingestFiles, ingestObservations, skippedLine, SOURCE_FORMATS, type IngestSummary, type SkippedInput, type SourceFormat,
 } from '../ingest/run.js';
@@ -431,7 +431,7 @@ export function buildProgram(): Command {
         if (s.refused.length > 0) process.exitCode = 1;
       } catch (err) {
         bar.stop();
-        if (err instanceof IngestError || (err as { code?: string }).code === 'INGEST_BAD_INPUT') {
+        if (hasCode(err, 'INGEST_BAD_INPUT')) {
           console.error(`rrscan ingest: ${(err as Error).message}`);
           console.error('rrscan ingest: nothing was published (use --max-errors N to skip bad records)');
           process.exitCode = EXIT_BAD_INPUT;
@@ -489,8 +489,7 @@ export function buildProgram(): Command {
         await serve(o);
       } catch (err) {
         // Refusals of the operator's input: one line, exit 2. Anything else is a failure of ours (exit 1 below).
-        const code = (err as { code?: unknown }).code;
-        if (code !== 'DATA_DIR_MISSING' && code !== 'TLS_PAIR_INVALID') throw err;
+        if (!hasCode(err, 'DATA_DIR_MISSING', 'TLS_PAIR_INVALID')) throw err;
         console.error(`rrscan serve: ${(err as Error).message}`);
         process.exitCode = EXIT_BAD_INPUT;
         // A member of --processes N (restarted onto files that changed since the group started): its channel to the

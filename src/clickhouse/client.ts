@@ -18,7 +18,7 @@
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { LIMITS } from '../config/limits.js';
-import { ClickHouseError } from '../errors/catalogue.js';
+import { ClickHouseError, hasCode } from '../errors/catalogue.js';
 import { LineReader } from '../lib/line-reader.js';
 import { sqlString } from './literal.js';
 
@@ -105,7 +105,7 @@ export class ClickHouse {
       current = req;
       req.once('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
       req.once('error', (err: NodeJS.ErrnoException) => {
-        if (mayResend && !answered && req.reusedSocket && err.code === 'ECONNRESET') return send(false);
+        if (mayResend && !answered && req.reusedSocket && hasCode(err, 'ECONNRESET')) return send(false);
         onError(new ClickHouseError(`ClickHouse at ${this.url}: ${err.message}`));
       });
       req.end(body);

@@ -51,7 +51,7 @@
 import type { DnsMessage } from '../dns/message.js';
 import { parseMessage } from '../dns/message.js';
 import { readWireName } from '../dns/name.js';
-import { IngestError } from '../errors/catalogue.js';
+import { hasCode, IngestError } from '../errors/catalogue.js';
 import type { Observation } from '../model/observation.js';
 import type { IngestContext } from './context.js';
 import {
@@ -250,7 +250,7 @@ export function decodeDataFrame(b: Uint8Array, start: number, end: number, stats
   try {
     msg = parseMessage(b.subarray(m.responseStart, m.responseEnd));
   } catch (err) {
-    if ((err as { code?: unknown }).code !== 'DNS_FORMAT') throw err;
+    if (!hasCode(err, 'DNS_FORMAT')) throw err;
     return new FrameRejection(`DNS response does not parse: ${(err as Error).message}`, false);
   }
   let zone: string | undefined;
@@ -258,7 +258,7 @@ export function decodeDataFrame(b: Uint8Array, start: number, end: number, stats
     try {
       zone = readWireName(b.subarray(m.zoneStart, m.zoneEnd), 0, false).name;
     } catch (err) {
-      if ((err as { code?: unknown }).code !== 'DNS_FORMAT') throw err;
+      if (!hasCode(err, 'DNS_FORMAT')) throw err;
       return new FrameRejection(`query_zone does not parse: ${(err as Error).message}`, false);
     }
   }

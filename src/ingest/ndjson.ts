@@ -53,7 +53,7 @@ import { ipv4FromText, ipv6FromText, ipv6ToText } from '../dns/ip.js';
 import { nameToWire, normalizeName } from '../dns/name.js';
 import { rdataFromText, rdataToText } from '../dns/rdata/index.js';
 import { isMetaType, RR, RRTYPE_MAX, rrtypeFromText } from '../dns/rrtype.js';
-import { IngestError } from '../errors/catalogue.js';
+import { hasCode, IngestError } from '../errors/catalogue.js';
 import type { Observation, Rdata } from '../model/observation.js';
 import { countLines, LineReader, type ByteRange } from '../lib/line-reader.js';
 import type { IngestContext } from './context.js';
@@ -64,7 +64,7 @@ class BadLine {
 }
 
 function isDnsFormatError(err: unknown): err is Error {
-  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 'DNS_FORMAT';
+  return hasCode(err, 'DNS_FORMAT');
 }
 
 /** A short, printable rendering of a value for an error message. */

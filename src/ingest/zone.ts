@@ -41,7 +41,7 @@
 import { open, readlink, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { LIMITS } from '../config/limits.js';
-import { IngestError } from '../errors/catalogue.js';
+import { hasCode, IngestError } from '../errors/catalogue.js';
 import { normalizeName } from '../dns/name.js';
 import { rdataFromTokens, rdataToText, parseTtl, tokenize, Tokens, type TokenizerState } from '../dns/rdata/index.js';
 import { isMetaType, RR, rrtypeFromText, rrtypeToText } from '../dns/rrtype.js';
@@ -109,7 +109,7 @@ interface IncludeRequest {
  * caused, so a reject of that line rather than a failed run. A NUL byte in
  * the name makes Node throw ERR_INVALID_ARG_VALUE before any system call.
  */
-const INCLUDE_NAME_ERRORS = new Set<unknown>(['ENOENT', 'EACCES', 'EISDIR', 'ENOTDIR', 'ENAMETOOLONG', 'ELOOP', 'ERR_INVALID_ARG_VALUE']);
+const INCLUDE_NAME_ERRORS = ['ENOENT', 'EACCES', 'EISDIR', 'ENOTDIR', 'ENAMETOOLONG', 'ELOOP', 'ERR_INVALID_ARG_VALUE'] as const;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 const NON_ASCII = /[\x80-\xff]/;
@@ -274,7 +274,7 @@ class ZoneParser {
         this.reject(fs, req.line, err.message);
         return;
       }
-      if (INCLUDE_NAME_ERRORS.has((err as { code?: unknown }).code)) {
+      if (hasCode(err, ...INCLUDE_NAME_ERRORS)) {
         this.reject(fs, req.line, `$INCLUDE ${req.file}: ${(err as Error).message}`);
         return;
       }
@@ -323,7 +323,7 @@ class ZoneParser {
     try {
       tokenize(text, fs.tokens, fs.tok);
     } catch (err) {
-      if ((err as { code?: unknown }).code !== 'DNS_FORMAT') throw err;
+      if (!hasCode(err, 'DNS_FORMAT')) throw err;
       fs.recordError ??= (err as Error).message;
       fs.tok.depth = 0;
     }
@@ -338,8 +338,7 @@ class ZoneParser {
     try {
       return this.record(fs);
     } catch (err) {
-      const code = (err as { code?: unknown }).code;
-      if (code !== 'DNS_FORMAT' && !(err instanceof RecordError)) throw err;
+      if (!hasCode(err, 'DNS_FORMAT') && !(err instanceof RecordError)) throw err;
       this.reject(fs, fs.recordLine, (err as Error).message);
       return undefined;
     }

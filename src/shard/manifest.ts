@@ -17,7 +17,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, statSync } from 'node
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { LIMITS } from '../config/limits.js';
-import { asDiskFull, DataDirMissingError, ManifestError } from '../errors/catalogue.js';
+import { asDiskFull, DataDirMissingError, hasCode, ManifestError } from '../errors/catalogue.js';
 import { atomicWriteFile, syncDir } from '../lib/atomic-write.js';
 import { SHARD_FILE_SUFFIX } from './format.js';
 import { FileLock, isNewWriterLock, writerLockFile, writerOfLockName } from './file-lock.js';
@@ -120,7 +120,7 @@ export function requireDataDir(dataDir: string): void {
   try {
     isDir = statSync(dataDir).isDirectory();
   } catch (err) {
-    if ((err as { code?: unknown }).code === 'ENOENT' || (err as { code?: unknown }).code === 'ENOTDIR') {
+    if (hasCode(err, 'ENOENT', 'ENOTDIR')) {
       throw new DataDirMissingError(dataDir, 'missing');
     }
     throw err;
