@@ -57,7 +57,7 @@ export interface RunningScan {
 }
 
 export class ScanPool {
-  readonly piscina: Piscina;
+  readonly piscina: import('../../lib/threads.js').WorkerPool<'scan'>;
   readonly threads: number;
   private readonly queueMax: number;
   private readonly turnMs: number;

@@ -41,7 +41,7 @@ export interface ScrubOptions {
 }
 
 export class ShardScrubber {
-  private readonly pool: Piscina;
+  private readonly pool: import('../../lib/threads.js').WorkerPool<'scrub'>;
   private readonly bytesPerSecond: number;
   private readonly passIntervalMs: number;
   private stopped = false;

@@ -18,7 +18,7 @@ import type { ScrubResult, ScrubTask } from '../../shard/scrub.js';
 import type { ShardHandle } from '../../shard/shard-reader.js';
 
 export class ShardVerifier {
-  private readonly pool: Piscina;
+  private readonly pool: import('../../lib/threads.js').WorkerPool<'scrub'>;
 
   constructor(private readonly dataDir: string) {
     this.pool = new Piscina({
