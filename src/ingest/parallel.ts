@@ -1,8 +1,9 @@
 // Parallel NDJSON ingest: one big file cut into ranges of whole lines, each
 // range parsed, aggregated and written to shards by its own thread
-// (ndjson-range.ts, on workers/ingest.ts). NDJSON is the one format that allows this: every line
-// stands alone, where a zone file carries $ORIGIN and parentheses from line
-// to line and a pcap carries TCP streams from packet to packet.
+// (ndjson-range.ts, on workers/ingest.ts). NDJSON is the one format that
+// allows this: every line stands alone, where a zone file carries $ORIGIN
+// and parentheses from line to line and a pcap carries TCP streams from
+// packet to packet.
 //
 // An RRset seen in two ranges lands in two shards; queries merge equal
 // RRsets across shards (src/lib/merge.ts) and compaction folds them, as

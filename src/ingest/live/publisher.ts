@@ -5,7 +5,7 @@
 //
 // A flush hands the held spiller off and starts a fresh one at once, so
 // receiving goes on while the shard is built, written, fsynced and swapped
-// in: the aggregated columns move to a worker thread (workers/live-flush.ts;
+// in: the aggregated columns move to a worker thread (live-flush.ts;
 // their buffers are transferred, only the interned strings are copied),
 // which builds and writes the shard file; this thread then publishes it.
 // One flush runs at a time; while it does, the fresh spiller may fill to its
