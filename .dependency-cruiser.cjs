@@ -78,6 +78,16 @@ module.exports = {
       to: { path: inSrc(L5) },
     },
     {
+      name: 'server-never-imports-ingest',
+      severity: 'error',
+      comment:
+        'The server answers searches over what ingest wrote; ingest is a command of its own, with metrics of its own '
+        + '(ingest/live/live-metrics.ts). What both use (the metrics listener, the Prometheus helpers, the uWebSockets.js '
+        + 'loader) sits in lib, so the server never needs to import ingest.',
+      from: { path: inSrc(L4) },
+      to: { path: inSrc(['ingest']) },
+    },
+    {
       name: 'only-cli-imports-server',
       severity: 'error',
       comment:

@@ -2,11 +2,12 @@
 // until a signal, with background compaction and, when asked, its metrics
 // and health on a port of their own.
 
+import type { IngestMetricSources } from '../ingest/live/live-metrics.js';
 import { LiveReceiver, type ReceiverOptions } from '../ingest/live/receiver.js';
+import type { Log } from '../lib/log.js';
+import type { MetricsListener, ReadinessCheck } from '../lib/metrics-listener.js';
 import { AutoCompactor } from '../shard/auto-compactor.js';
 import type { TieredPolicy } from '../shard/compaction-policy.js';
-import type { IngestMetricSources } from '../server/ingest-metrics.js';
-import type { MetricsListener, ReadinessCheck } from '../server/metrics-listener.js';
 
 /**
  * `rrscan ingest --listen`: prints one `rrscan ingest listening on ADDR` line
@@ -36,9 +37,9 @@ export async function receiveUntilSignal(live: Omit<ReceiverOptions, 'log'>, com
   const compactor = compaction === undefined ? undefined : new AutoCompactor({ dataDir, policy: compaction, log });
   compactor?.start();
   let stopping = false;
-  const listener = metrics === undefined ? undefined : await startIngestMetrics(metrics, {
+  const listener = metrics === undefined ? undefined : await startMetrics(metrics, {
     receiver: () => receiver.totals(), compactor: compactor === undefined ? undefined : () => compactor.totals,
-  }, () => Promise.resolve({ notReady: stopping ? 'stopping' : undefined, degraded: undefined }));
+  }, () => Promise.resolve({ notReady: stopping ? 'stopping' : undefined, degraded: undefined }), log);
   if (listener !== undefined) console.log(`rrscan metrics at ${listener.url}/metrics (health: /healthz, /readyz)`);
   for (const a of receiver.addresses) console.log(`rrscan ingest listening on ${a}`);
   await signalled;
@@ -55,10 +56,9 @@ export async function receiveUntilSignal(live: Omit<ReceiverOptions, 'log'>, com
   }
 }
 
-/** The metrics listener of `ingest --listen --metrics-port N`. */
-async function startIngestMetrics(at: { host: string; port: number }, sources: IngestMetricSources,
-  ready: ReadinessCheck): Promise<MetricsListener> {
-  const { ingestMetricsRegistry } = await import('../server/ingest-metrics.js');
-  const { startMetricsListener } = await import('../server/metrics-listener.js');
-  return startMetricsListener(at.host, at.port, ingestMetricsRegistry(sources), ready);
+/** The metrics listener of `ingest --listen --metrics-port N`, loaded only then (prom-client, uWebSockets.js's native build). */
+async function startMetrics(at: { host: string; port: number }, sources: IngestMetricSources, ready: ReadinessCheck,
+  log: Log): Promise<MetricsListener> {
+  const { startIngestMetrics } = await import('../ingest/live/live-metrics.js');
+  return startIngestMetrics(at, sources, ready, log);
 }

@@ -32,7 +32,7 @@ import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
 import { createSecureContext } from 'node:tls';
 import { hasCode, TlsPairError } from '../errors/catalogue.js';
 import { log } from './log.js';
-import { uws, type TemplatedApp } from './uws.js';
+import { uws, type TemplatedApp } from '../lib/uws.js';
 
 /** OpenSSL's reason for a failure ("key values mismatch"), else the error's message. */
 function reasonOf(err: unknown): string {
