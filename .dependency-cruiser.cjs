@@ -14,7 +14,10 @@
 // A module imports from its own folder or from a lower layer only: never upwards,
 // never sideways unless a rule below says so. Worker entry points (workers/*.ts)
 // sit beside the tree: scan uses search/local and L2 and below, ingest uses ingest
-// and below, compact uses shard and below. src never imports workers/.
+// and below, compact uses shard and below. src never imports workers/, and no
+// worker reaches the pools that start workers (lib/threads.ts). Each entry point
+// adds its row to the table of worker calls (lib/workers.ts) by declaration
+// merging, a type-only import of lib.
 //
 // Every rule matches paths by regex, so folders that do not exist yet (lib, model,
 // render, search/local) are covered the moment they appear. A src folder that is in
@@ -73,6 +76,16 @@ module.exports = {
       comment: 'server (L4) is started by cli (L5); it must not import its caller.',
       from: { path: inSrc(L4) },
       to: { path: inSrc(L5) },
+    },
+    {
+      name: 'server-never-imports-ingest',
+      severity: 'error',
+      comment:
+        'The server answers searches over what ingest wrote; ingest is a command of its own, with metrics of its own '
+        + '(ingest/live/live-metrics.ts). What both use (the metrics listener, the Prometheus helpers, the uWebSockets.js '
+        + 'loader) sits in lib, so the server never needs to import ingest.',
+      from: { path: inSrc(L4) },
+      to: { path: inSrc(['ingest']) },
     },
     {
       name: 'only-cli-imports-server',
@@ -185,6 +198,17 @@ module.exports = {
       comment: 'The compaction worker merges shards: shard, and L1 (model, dns) and L0 only.',
       from: { path: '^workers/compact\\.ts$' },
       to: { path: LAYERED_BUT_SERVER, pathNot: inSrc(['shard', ...L1, ...L0]) },
+    },
+    {
+      name: 'workers-never-start-workers',
+      severity: 'error',
+      comment:
+        'A worker thread runs its task and starts no threads: nothing a workers/*.ts entry point loads may reach '
+        + 'lib/threads.ts (the pools). The module that starts a pool names its entry point by file name, which no import '
+        + 'shows; an implementation that imported its starter back (compactor.ts and workers/compact.ts, parallel.ts '
+        + 'and workers/ingest.ts did) made a runtime cycle, each worker thread loading the code that started it.',
+      from: { path: '^workers/' },
+      to: { path: '^src/lib/threads\\.ts$', reachable: true },
     },
     {
       name: 'other-workers-stay-below-auth-and-cli',

@@ -1,6 +1,6 @@
 // The baseline for bench/lookup.ts: a bare uWebSockets.js hello-world, the
 // same native build the server uses.
-import { uws } from '../src/server/uws.js';
+import { uws } from '../src/lib/uws.js';
 
 const app = uws.App().get('/*', (res) => {
   res.end('{"ping":"ok"}\n');

@@ -1,30 +1,14 @@
-// Piscina entry point: one flush of the live dnstap receiver
-// (src/ingest/live/publisher.ts). The receiver's thread hands over the
-// columns of the RRsets it aggregated (their memory transferred, not
-// copied); this thread builds and writes the shard file, which the
-// receiver then publishes. Building here keeps the receiver reading its
-// senders meanwhile.
-//
-// A write that fails (a full disk) does not throw: the columns are the only
-// copy of those RRsets, so they go back to the receiver, their memory
-// transferred again (Piscina.move), and it retries them later.
+// Piscina entry point: one flush of the live dnstap receiver, built and
+// written on this thread (src/ingest/live/live-flush.ts, started by
+// src/ingest/live/publisher.ts).
 
-import { Piscina } from 'piscina';
-import { SHARD_HEADER_BYTES } from '../src/shard/format.js';
-import type { LiveFlushResult, LiveFlushTask } from '../src/ingest/live/publisher.js';
-import { dataBuffers, RrsetTable } from '../src/shard/rrset-table.js';
-import { buildShard, writeShardFile } from '../src/shard/shard-writer.js';
+import { liveFlush, type LiveFlushResult, type LiveFlushTask } from '../src/ingest/live/live-flush.js';
+import type { WorkerFunction } from '../src/lib/workers.js';
 
-export default async function liveFlush(t: LiveFlushTask): Promise<LiveFlushResult> {
-  try {
-    const { body, stats } = buildShard(new RrsetTable(t.table), t.label, t.now);
-    const file = await writeShardFile(t.dataDir, body, t.now, t.writer);
-    return { written: { file, rrsets: stats.rrsets, bytes: body.byteLength + SHARD_HEADER_BYTES } };
-  } catch (err) {
-    const failed: LiveFlushResult = { failed: (err as Error).message, table: t.table };
-    // Piscina posts the value with the buffers in its transfer list; the caller receives the value itself. Its
-    // typings give the two symbols as plain `symbol`, so the object cannot be seen to be its Transferable: cast.
-    const moved = { [Piscina.transferableSymbol]: dataBuffers(t.table), [Piscina.valueSymbol]: failed };
-    return Piscina.move(moved as unknown as Parameters<typeof Piscina.move>[0]) as unknown as LiveFlushResult;
+declare module '../src/lib/workers.js' {
+  interface WorkerCalls {
+    'live-flush': WorkerCall<LiveFlushTask, LiveFlushResult>;
   }
 }
+
+export default liveFlush satisfies WorkerFunction<'live-flush'>;

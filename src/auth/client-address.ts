@@ -7,7 +7,7 @@
 // parsing and matching are lib/address-allow-list.ts's, shared with the live
 // dnstap receiver; this module only speaks in licence terms.
 
-import { LicenceError } from '../errors/catalogue.js';
+import { hasCode, LicenceError } from '../errors/catalogue.js';
 import { AddressAllowList, parseCidr, type Cidr } from '../lib/address-allow-list.js';
 
 export type AllowCidr = Cidr;
@@ -17,7 +17,7 @@ function asLicence<T>(f: () => T): T {
   try {
     return f();
   } catch (err) {
-    if ((err as { code?: unknown }).code === 'BAD_CIDR') throw new LicenceError('--allow-cidr', (err as Error).message);
+    if (hasCode(err, 'BAD_CIDR')) throw new LicenceError('--allow-cidr', (err as Error).message);
     throw err;
   }
 }

@@ -29,7 +29,7 @@
 // it wrote any result) and nothing waits for them.
 
 import { LIMITS } from '../config/limits.js';
-import { ApiError } from '../errors/catalogue.js';
+import { ApiError, hasCode } from '../errors/catalogue.js';
 import type { ChargeOutcome, ChargeRequest, KeyStore } from './key-store.js';
 import type { ChargedEndpoint, Licence } from './licence.js';
 
@@ -45,13 +45,12 @@ interface Settle {
 }
 
 function storeFailure(err: unknown): unknown {
-  const code = (err as { code?: unknown }).code;
-  if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') return new ApiError('OVERLOADED', 'key store busy');
+  if (hasCode(err, 'SQLITE_BUSY', 'SQLITE_LOCKED')) return new ApiError('OVERLOADED', 'key store busy');
   // The key store's disk is full: the charge cannot be committed, and no
   // request is answered before its charge is. That is no bug of ours (500)
   // but a condition that passes: 503, which clients retry, costing the key
   // nothing. The cause rides along so the server logs it for the operator.
-  if (code === 'SQLITE_FULL') return new ApiError('OVERLOADED', 'key store disk full', err);
+  if (hasCode(err, 'SQLITE_FULL')) return new ApiError('OVERLOADED', 'key store disk full', err);
   return err;
 }
 

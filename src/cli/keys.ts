@@ -20,6 +20,7 @@ import { rateLimitBody } from '../auth/rate-limit-body.js';
 import { openExistingKeyStore, redisKeyStoreConfig, sqliteKeyStoreConfig } from '../auth/stores/open-key-store.js';
 import type { KeyStoreConfig } from '../auth/stores/open-key-store.js';
 import { LIMITS } from '../config/limits.js';
+import { hasCode } from '../errors/catalogue.js';
 
 // Our own fixed patterns for flag values (never user-supplied regexes).
 const UNSIGNED = /^[0-9]+$/;
@@ -227,7 +228,7 @@ export function registerKeysCommand(program: Command): void {
       try {
         key = await addKey(storeConfigOf(cmd, flags), opts);
       } catch (err) {
-        if ((err as { code?: unknown }).code === 'BAD_LICENCE') fail(cmd, (err as Error).message);
+        if (hasCode(err, 'BAD_LICENCE')) fail(cmd, (err as Error).message);
         throw err;
       }
       write(cmd, `${key}\n`);

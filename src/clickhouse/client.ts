@@ -18,12 +18,15 @@
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { LIMITS } from '../config/limits.js';
-import { ClickHouseError } from '../errors/catalogue.js';
+import { ClickHouseError, hasCode } from '../errors/catalogue.js';
+import { LineReader } from '../lib/line-reader.js';
 import { sqlString } from './literal.js';
 
 /** Largest answer exec() keeps (DDL answers, versions, counts). */
 const EXEC_ANSWER_BYTES_MAX = 1 << 20;
 const ERROR_LINE = 'Code: ';
+/** A streamed answer's buffer starts this size; the line reader grows it for a longer row (up to clickhouseRowBytesMax). */
+const ANSWER_BUFFER_BYTES = 64 << 10;
 /** ClickHouse's code for "Timeout exceeded" (max_execution_time). */
 export const TIMEOUT_CODE = 159;
 
@@ -102,7 +105,7 @@ export class ClickHouse {
       current = req;
       req.once('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
       req.once('error', (err: NodeJS.ErrnoException) => {
-        if (mayResend && !answered && req.reusedSocket && err.code === 'ECONNRESET') return send(false);
+        if (mayResend && !answered && req.reusedSocket && hasCode(err, 'ECONNRESET')) return send(false);
         onError(new ClickHouseError(`ClickHouse at ${this.url}: ${err.message}`));
       });
       req.end(body);
@@ -172,7 +175,6 @@ export class ClickHouse {
     let res: http.IncomingMessage | undefined;
     let done = false;
     let paused = false;
-    let rest = '';
     const finish = (err?: ClickHouseError): void => {
       if (done) return;
       done = true;
@@ -188,39 +190,49 @@ export class ClickHouse {
     }, sql, (r) => {
       res = r;
       r.setTimeout(0);
-      r.setEncoding('utf8');
       if (r.statusCode !== 200) {
+        r.setEncoding('utf8');
         let text = '';
         r.on('data', (d: string) => { if (text.length < EXEC_ANSWER_BYTES_MAX) text += d; });
         r.once('end', () => finish(new ClickHouseError(text.trim(), r.statusCode ?? 0)));
         return;
       }
-      r.on('data', (d: string) => {
+      const rows = new LineReader({ lineBytesMax: LIMITS.clickhouseRowBytesMax, bufferBytes: ANSWER_BUFFER_BYTES });
+      r.on('data', (d: Buffer) => {
         if (done) return;
-        const text = rest + d;
-        const cut = text.lastIndexOf('\n');
-        if (cut < 0) {
-          rest = text;
-          return;
+        rows.push(d);
+        const lines: string[] = [];
+        while (rows.next()) {
+          if (rows.tooLong) {
+            if (lines.length > 0) h.lines(lines);
+            finish(new ClickHouseError(`answer line ${rows.lineNo}: ${rows.tooLongReason}`, 200));
+            r.destroy();
+            return;
+          }
+          const line = rows.text();
+          if (line.startsWith(ERROR_LINE)) {
+            // The error, and whatever else came with it, ends the answer.
+            if (lines.length > 0) h.lines(lines);
+            const error = [line];
+            while (rows.next()) error.push(rows.text());
+            finish(new ClickHouseError(error.join('\n').trim(), 200));
+            r.destroy();
+            return;
+          }
+          lines.push(line);
         }
-        rest = text.slice(cut + 1);
-        const lines = text.slice(0, cut).split('\n');
-        const bad = lines.findIndex((l) => l.startsWith(ERROR_LINE));
-        if (bad >= 0) {
-          if (bad > 0) h.lines(lines.slice(0, bad));
-          finish(new ClickHouseError(lines.slice(bad).join('\n').trim(), 200));
-          r.destroy();
-          return;
-        }
+        if (lines.length === 0) return;
         if (!h.lines(lines) && !done) {
           paused = true;
           r.pause();
         }
       });
       r.once('end', () => {
+        rows.finish();
+        if (!rows.next()) return finish();
+        const rest = rows.text();
         if (rest.startsWith(ERROR_LINE)) return finish(new ClickHouseError(rest.trim(), 200));
-        if (rest !== '') return finish(new ClickHouseError(`answer ended inside a row: ${rest.slice(0, 200)}`, 200));
-        finish();
+        finish(new ClickHouseError(`answer ended inside a row: ${rest.slice(0, 200)}`, 200));
       });
       r.once('error', (err) => finish(new ClickHouseError(err.message)));
       r.once('aborted', () => finish(new ClickHouseError('ClickHouse closed the answer early')));

@@ -228,7 +228,7 @@ export async function serverTraits(ch: ClickHouse): Promise<ServerTraits> {
  * The ngram skip index of the flex tables, where the server has skip
  * indexes: per granule, a bloom filter of the trigrams of the lower-cased
  * values. A flexible search adds `lower(value) LIKE '%tri%'` for the
- * trigrams every match must hold (query/trigram-query.ts, the analysis the
+ * trigrams every match must hold (query/regex-trigrams.ts, the analysis the
  * shards' trigram index answers), and the server skips the granules that
  * lack one; match() still decides every row, so answers are unchanged.
  * Granules of 1,024 rows instead of 8,192 (flex tables made on such a

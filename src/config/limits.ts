@@ -177,6 +177,15 @@ export const LIMITS = Object.freeze({
   clickhouseInsertBytesMax: 32 << 20,
   /** A ClickHouse query runs at most this long (max_execution_time), like a local scan (searchTimeoutMs). */
   clickhouseQuerySecondsMax: 120,
+  /**
+   * Longest line of a streamed ClickHouse answer (one row: an RRset's texts
+   * for a lookup, a value and its types for a flexible search); a longer
+   * one fails the search. No row of our data comes near it (an NDJSON line,
+   * ingestLineBytesMax, is the largest RRset ingest takes in one piece, and
+   * JSON escaping at most quadruples it); it stops a broken answer from
+   * growing one row in memory without end (lib/line-reader.ts).
+   */
+  clickhouseRowBytesMax: 16 << 20,
   /** Batches of a ClickHouse answer held for the merge before the answer is paused (backpressure; search/clickhouse). */
   clickhouseBatchesBuffered: 4,
   /** Rows of a ClickHouse lookup answer held for the merge before the answer is paused. */
@@ -584,8 +593,13 @@ export const LIMITS = Object.freeze({
    */
   zoneRrsetsPerFileMax: 5_000_000,
   // --- NDJSON ingest and the demo dataset (src/ingest/ndjson.ts, src/demo) ---
-  /** One fs read of an NDJSON file: 4 MiB amortises the syscall; a line cut by the read is carried over (at most ingestLineBytesMax). */
-  ndjsonReadChunkBytes: 4 << 20,
+  /**
+   * The line reader's buffer for an NDJSON or zone file (lib/line-reader.ts):
+   * a read fills what a line cut by the previous read (at most
+   * ingestLineBytesMax + 1 bytes, its CR) leaves free. 4 MiB amortises the
+   * syscall; $INCLUDEs nested zoneIncludeDepthMax deep hold one each.
+   */
+  lineReadBufferBytes: 4 << 20,
   /**
    * An NDJSON file at least this big is cut into one range of lines per
    * ingest thread. Below it a thread's start-up (about 50 ms) and the extra
@@ -645,7 +659,7 @@ export const LIMITS = Object.freeze({
 
 /** Asserts the relations between limits (of `L`: tests pass an edited copy); throws naming the one broken. */
 export function checkLimits(L: { readonly [K in keyof typeof LIMITS]: number } = LIMITS): void {
-  assert.ok(L.ingestLineBytesMax < L.ndjsonReadChunkBytes, 'an NDJSON line must fit one read chunk');
+  assert.ok(L.ingestLineBytesMax + 1 < L.lineReadBufferBytes, 'a line of an ingest file and its CR must leave room for a read');
   assert.ok(L.resultsDefault <= L.resultsMaxCeiling, 'resultsDefault must not exceed resultsMaxCeiling');
   assert.ok(L.scanCreditsMax * L.batchItemsMax > L.resultsDefault, 'a default-limit answer must fit a task\'s credits');
   assert.ok(L.slowWriteChunkBytes <= L.writeChunkBytes && L.lineBytesMax < L.slowWriteChunkBytes * 4, 'the slow chunk is the smaller one');
@@ -686,6 +700,7 @@ export function checkLimits(L: { readonly [K in keyof typeof LIMITS]: number } =
   assert.ok(L.keepAliveIntervalMsMin <= L.keepAliveIntervalMs && L.keepAliveIntervalMs <= L.keepAliveIntervalMsMax &&
     L.keepAliveIntervalMsMax < L.searchTimeoutMs, 'the keep-alive default must lie in its bounds, below the search timeout');
   assert.ok(L.poolQueueMax <= L.poolQueueMaxCeiling, 'the queue default must not exceed its ceiling');
+  assert.ok(L.clickhouseRowBytesMax >= 4 * L.ingestLineBytesMax, 'a row of one ingested line, escaped, must fit an answer line');
   assert.ok(L.clickhouseLiteralBytesMax * 4 < L.clickhouseQueryBytesMax / 2, 'an escaped literal must fit a statement with room to spare');
   assert.ok(L.liveHandshakesMax * 2 <= L.liveSendersMax, 'connections mid-handshake must never hold most of the sender slots');
   assert.ok(L.liveSenderIdleSecondsDefault <= L.liveSenderIdleSecondsMax, 'the idle default must lie in its bounds');

@@ -13,7 +13,7 @@
 // least 11 octets, so the 16-bit section counts cannot make us loop longer
 // than the data lasts.
 
-import { DnsFormatError } from '../errors/catalogue.js';
+import { DnsFormatError, hasCode } from '../errors/catalogue.js';
 import { nameFromWire } from './name.js';
 import { rdataFromMessage, rdataToText } from './rdata/index.js';
 
@@ -82,7 +82,7 @@ function readRecords(buf: Uint8Array, pos: number, count: number, out: DnsRecord
     try {
       text = rdataToText(rrtype, rdata);
     } catch (err) {
-      if ((err as { code?: unknown }).code !== 'DNS_FORMAT') throw err;
+      if (!hasCode(err, 'DNS_FORMAT')) throw err;
       throw new DnsFormatError(`${section} record ${i + 1}: ${(err as Error).message} (rdata at byte offset ${pos})`);
     }
     pos += rdlength;

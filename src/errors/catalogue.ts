@@ -3,9 +3,11 @@
 // Each HTTP-facing entry carries the exact wire text the spec gives
 // (service-spec.md section 7, compat.md "Status codes"), its status and its
 // content type. Code paths throw or return `ApiError`s by code; the server
-// writes `status`, `contentType` and `body` verbatim. Errors that cross the
-// worker boundary arrive as structured-clone copies, so callers match on
-// `.code`, never on `instanceof` (undici's advice).
+// writes `status`, `contentType` and `body` verbatim. Every error here is a
+// CodedError with a stable `code`. Errors that cross the worker boundary
+// arrive as structured-clone copies, so callers match on the code, never on
+// `instanceof` (undici's advice), and always through hasCode(), whose
+// codes are a union type: a misspelt code does not compile.
 //
 // test/unit/errors/catalogue.test.ts fails when this list and the spec's list
 // of 400 texts disagree.
@@ -50,16 +52,56 @@ export const API_ERRORS = Object.freeze({
 
 export type ApiErrorCode = keyof typeof API_ERRORS;
 
-export class ApiError extends Error {
-  readonly code: ApiErrorCode;
+/**
+ * An error with a stable code: what callers match on (hasCode), since a
+ * copy from another thread or process keeps its fields but not its class.
+ * Each subclass fixes its code (ApiError: one of the catalogue's).
+ */
+export class CodedError<C extends string> extends Error {
+  readonly code: C;
+  constructor(code: C, message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.code = code;
+  }
+}
+
+/** Every coded error class: the union of their codes is ErrorCode (a new class joins here, or hasCode refuses its code). */
+type RrscanError =
+  | ApiError | IngestError | DiskFullError | DataDirMissingError | TlsPairError | DnsFormatError | ShardCorruptError
+  | ManifestError | CompactionConflictError | IngestedMeanwhileError | PatternError | CidrError | LicenceError
+  | KeyStoreVersionError | ClickHouseError | InjectedFaultError;
+
+/**
+ * Codes of errors from below rrscan that it matches on: the system's errno
+ * names (file system, sockets), Node's own, and SQLite's (better-sqlite3).
+ * Listed, like ours, so that a misspelt one does not compile.
+ */
+export type ForeignErrorCode =
+  | 'ENOENT' | 'ENOTDIR' | 'EEXIST' | 'EACCES' | 'EISDIR' | 'ENAMETOOLONG' | 'ELOOP' | 'EIO' | 'ENOSPC' | 'EDQUOT'
+  | 'ECONNRESET' | 'ERR_INVALID_ARG_VALUE'
+  | 'SQLITE_BUSY' | 'SQLITE_LOCKED' | 'SQLITE_FULL' | 'SQLITE_CONSTRAINT_PRIMARYKEY';
+
+export type ErrorCode = RrscanError['code'] | ForeignErrorCode;
+
+/**
+ * Whether `err` carries one of `codes`: any object with a `code` field, so
+ * also the plain copies that worker threads and child processes hand over,
+ * and the errors of Node and SQLite. The one way to match an error.
+ */
+export function hasCode(err: unknown, ...codes: readonly ErrorCode[]): boolean {
+  if (typeof err !== 'object' || err === null) return false;
+  const code = (err as { code?: unknown }).code;
+  return typeof code === 'string' && (codes as readonly string[]).includes(code);
+}
+
+export class ApiError extends CodedError<ApiErrorCode> {
   readonly status: number;
   readonly contentType: ContentKind;
   /** `cause`: what made the service refuse (e.g. the key store's full disk), for the log; never sent. */
   constructor(code: ApiErrorCode, detail?: string, cause?: unknown) {
     const entry = API_ERRORS[code];
-    super(detail ? `${entry.text} (${detail})` : entry.text, cause === undefined ? undefined : { cause });
+    super(code, detail ? `${entry.text} (${detail})` : entry.text, cause === undefined ? undefined : { cause });
     this.name = 'ApiError';
-    this.code = code;
     this.status = entry.status;
     this.contentType = entry.contentType;
   }
@@ -95,13 +137,12 @@ export const STREAM_MESSAGES = Object.freeze({
  * "line 12", "packet 88", "byte offset 4096". Carries `code` so it survives
  * structured cloning.
  */
-export class IngestError extends Error {
-  readonly code = 'INGEST_BAD_INPUT';
+export class IngestError extends CodedError<'INGEST_BAD_INPUT'> {
   readonly file: string;
   readonly where: string;
   readonly reason: string;
   constructor(file: string, where: string, reason: string) {
-    super(`${file}: ${where}: ${reason}`);
+    super('INGEST_BAD_INPUT', `${file}: ${where}: ${reason}`);
     this.name = 'IngestError';
     this.file = file;
     this.where = where;
@@ -114,14 +155,12 @@ export class IngestError extends Error {
  * space: ENOSPC, or EDQUOT (the user's disk quota is used up). The message
  * names the directory and what was being written, so the operator knows
  * which disk to free. Ingest and compaction delete what they wrote before
- * they report it, so it always means "nothing was published". Carries
- * `code` so it can be matched without instanceof.
+ * they report it, so it always means "nothing was published".
  */
-export class DiskFullError extends Error {
-  readonly code = 'DISK_FULL';
+export class DiskFullError extends CodedError<'DISK_FULL'> {
   readonly dir: string;
   constructor(dir: string, writing: string, cause: unknown) {
-    super(`${dir}: no space left on device (writing ${writing})`, { cause });
+    super('DISK_FULL', `${dir}: no space left on device (writing ${writing})`, { cause });
     this.name = 'DiskFullError';
     this.dir = dir;
   }
@@ -129,21 +168,19 @@ export class DiskFullError extends Error {
 
 /** `err` as a DiskFullError when the file system said ENOSPC or EDQUOT; any other error unchanged. */
 export function asDiskFull(err: unknown, dir: string, writing: string): unknown {
-  const code = (err as { code?: unknown } | null)?.code;
-  return code === 'ENOSPC' || code === 'EDQUOT' ? new DiskFullError(dir, writing, err) : err;
+  return hasCode(err, 'ENOSPC', 'EDQUOT') ? new DiskFullError(dir, writing, err) : err;
 }
 
 /**
  * A data directory that is not there (or is not a directory) when a server
  * starts: a typo'd `--data` must not look like an empty dataset, so serve
  * refuses it rather than creating it. The message names the path and how to
- * make one. Carries `code` so it can be matched without instanceof.
+ * make one.
  */
-export class DataDirMissingError extends Error {
-  readonly code = 'DATA_DIR_MISSING';
+export class DataDirMissingError extends CodedError<'DATA_DIR_MISSING'> {
   readonly dir: string;
   constructor(dir: string, reason: 'missing' | 'not-a-directory') {
-    super(reason === 'missing'
+    super('DATA_DIR_MISSING', reason === 'missing'
       ? `${dir}: no such data directory (check the path; \`rrscan ingest --data DIR FILE\` or \`rrscan demo --data DIR\` creates one)`
       : `${dir}: not a directory (--data names the directory that holds manifest.json and the shards)`);
     this.name = 'DataDirMissingError';
@@ -157,31 +194,27 @@ export class DataDirMissingError extends Error {
  * or key in it, an encrypted key, a key that is not the certificate's, or
  * a pair uWebSockets.js's TLS library refuses. The message is one line
  * naming the flag, the file and the reason; serve prints it and exits 2
- * rather than crash or serve plain HTTP. Carries `code` so it can be
- * matched without instanceof.
+ * rather than crash or serve plain HTTP.
  */
-export class TlsPairError extends Error {
-  readonly code = 'TLS_PAIR_INVALID';
+export class TlsPairError extends CodedError<'TLS_PAIR_INVALID'> {
   constructor(message: string, cause?: unknown) {
-    super(message, cause === undefined ? undefined : { cause });
+    super('TLS_PAIR_INVALID', message, cause === undefined ? undefined : { cause });
     this.name = 'TlsPairError';
   }
 }
 
 /** A DNS name or rdata that cannot be encoded or decoded. Callers wrap it in an IngestError with the place. */
-export class DnsFormatError extends Error {
-  readonly code = 'DNS_FORMAT';
+export class DnsFormatError extends CodedError<'DNS_FORMAT'> {
   constructor(message: string) {
-    super(message);
+    super('DNS_FORMAT', message);
     this.name = 'DnsFormatError';
   }
 }
 
 /** A shard file that fails its header or checksum checks. Never half-read. */
-export class ShardCorruptError extends Error {
-  readonly code = 'SHARD_CORRUPT';
+export class ShardCorruptError extends CodedError<'SHARD_CORRUPT'> {
   constructor(file: string, reason: string) {
-    super(`${file}: corrupt shard: ${reason}`);
+    super('SHARD_CORRUPT', `${file}: corrupt shard: ${reason}`);
     this.name = 'ShardCorruptError';
   }
 }
@@ -192,10 +225,9 @@ export class ShardCorruptError extends Error {
  * would let one entry reach any file, and name a shard twice). Readers keep
  * what they had and refuse the whole file; writers refuse to build on it.
  */
-export class ManifestError extends Error {
-  readonly code = 'MANIFEST_INVALID';
+export class ManifestError extends CodedError<'MANIFEST_INVALID'> {
   constructor(file: string, reason: string) {
-    super(`${file}: manifest refused: ${reason}`);
+    super('MANIFEST_INVALID', `${file}: manifest refused: ${reason}`);
     this.name = 'ManifestError';
   }
 }
@@ -206,10 +238,9 @@ export class ManifestError extends Error {
  * are deleted and the manifest is left as the other one made it. Running it
  * again merges what is live now.
  */
-export class CompactionConflictError extends Error {
-  readonly code = 'COMPACTION_CONFLICT';
+export class CompactionConflictError extends CodedError<'COMPACTION_CONFLICT'> {
   constructor(dataDir: string, file: string) {
-    super(`${dataDir}: shard ${file} was merged by another compaction while this one ran; nothing was published`);
+    super('COMPACTION_CONFLICT', `${dataDir}: shard ${file} was merged by another compaction while this one ran; nothing was published`);
     this.name = 'CompactionConflictError';
   }
 }
@@ -220,20 +251,18 @@ export class CompactionConflictError extends Error {
  * that file's sightings twice, so the run's shards are deleted and nothing
  * is published. Running it again skips that file.
  */
-export class IngestedMeanwhileError extends Error {
-  readonly code = 'INGESTED_MEANWHILE';
+export class IngestedMeanwhileError extends CodedError<'INGESTED_MEANWHILE'> {
   constructor(file: string, sha256: string, shard: string) {
-    super(`${file}: ingested by another run while this one ran (sha256 ${sha256.slice(0, 12)}…, shard ${shard}); ` +
+    super('INGESTED_MEANWHILE', `${file}: ingested by another run while this one ran (sha256 ${sha256.slice(0, 12)}…, shard ${shard}); ` +
       'nothing was published; run again to skip it');
     this.name = 'IngestedMeanwhileError';
   }
 }
 
 /** A regex or glob that cannot be compiled; message names the offending position. */
-export class PatternError extends Error {
-  readonly code = 'BAD_PATTERN';
+export class PatternError extends CodedError<'BAD_PATTERN'> {
   constructor(message: string) {
-    super(message);
+    super('BAD_PATTERN', message);
     this.name = 'PatternError';
   }
 }
@@ -243,10 +272,9 @@ export class PatternError extends Error {
  * message quotes the text; callers prefix the flag it came from
  * (`keys add --allow-cidr` as a LicenceError, `ingest --allow-cidr`).
  */
-export class CidrError extends Error {
-  readonly code = 'BAD_CIDR';
+export class CidrError extends CodedError<'BAD_CIDR'> {
   constructor(message: string) {
-    super(message);
+    super('BAD_CIDR', message);
     this.name = 'CidrError';
   }
 }
@@ -255,11 +283,10 @@ export class CidrError extends Error {
  * A licence option that cannot be stored (from `rrscan keys add` or addKey()):
  * `option` names the flag, e.g. "--burst-window", so the operator knows what to fix.
  */
-export class LicenceError extends Error {
-  readonly code = 'BAD_LICENCE';
+export class LicenceError extends CodedError<'BAD_LICENCE'> {
   readonly option: string;
   constructor(option: string, reason: string) {
-    super(`${option}: ${reason}`);
+    super('BAD_LICENCE', `${option}: ${reason}`);
     this.name = 'LicenceError';
     this.option = option;
   }
@@ -270,13 +297,11 @@ export class LicenceError extends Error {
  * newer release (its schema version is above the newest this build knows:
  * running an older build after an upgrade), or holding a version that is
  * not a number at all. Nothing is changed in the file. The message names
- * the file, the version found and the newest this build reads. Carries
- * `code` so it can be matched without instanceof.
+ * the file, the version found and the newest this build reads.
  */
-export class KeyStoreVersionError extends Error {
-  readonly code = 'KEY_STORE_VERSION';
+export class KeyStoreVersionError extends CodedError<'KEY_STORE_VERSION'> {
   constructor(file: string, found: string, newest: number) {
-    super(/^[0-9]+$/.test(found)
+    super('KEY_STORE_VERSION', /^[0-9]+$/.test(found)
       ? `${file}: key store schema version ${found} is newer than this build reads (${newest} at most): it was written by ` +
         'a newer rrscan release; run that release (or a later one), or restore a copy taken before the upgrade'
       : `${file}: key store schema version ${JSON.stringify(found)} is not a version this build knows (it reads 0 to ${newest})`);
@@ -290,11 +315,10 @@ export class KeyStoreVersionError extends Error {
  * ClickHouse's own text. Also what the one literal-escaping function throws
  * for a value it will not inline (not well-formed UTF-16, over its bound).
  */
-export class ClickHouseError extends Error {
-  readonly code = 'CLICKHOUSE';
+export class ClickHouseError extends CodedError<'CLICKHOUSE'> {
   readonly status: number;
   constructor(message: string, status = 0) {
-    super(message);
+    super('CLICKHOUSE', message);
     this.name = 'ClickHouseError';
     this.status = status;
   }
@@ -305,10 +329,9 @@ export class ClickHouseError extends Error {
  * Nothing handles it by name: it travels the path a real failure at its
  * place would take. Carries `code` so it survives structured cloning.
  */
-export class InjectedFaultError extends Error {
-  readonly code = 'INJECTED_FAULT';
+export class InjectedFaultError extends CodedError<'INJECTED_FAULT'> {
   constructor(fault: string, subject?: string) {
-    super(`injected fault: ${fault}${subject !== undefined ? ` (${subject})` : ''}`);
+    super('INJECTED_FAULT', `injected fault: ${fault}${subject !== undefined ? ` (${subject})` : ''}`);
     this.name = 'InjectedFaultError';
   }
 }

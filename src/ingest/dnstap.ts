@@ -1,9 +1,9 @@
 // dnstap files (Frame Streams of dnstap protobufs) -> Observations.
 //
 // Contract: dnstapObservations(file, ctx) streams a Frame Streams file
-// (LIMITS.sensorReadChunkBytes per read, ctx.progress after each read).
-// Control frames (a zero "length" escape, then the control length and type
-// START / STOP / READY / ACCEPT / FINISH) are checked: a START whose content
+// (LIMITS.sensorReadChunkBytes per read, ctx.progress after each read),
+// cut into frames by frame-streams.ts, as live senders are. Control frames
+// (START / STOP / READY / ACCEPT / FINISH) are checked: a START whose content
 // type is not "protobuf:dnstap.Dnstap" rejects the file, STOP ends it. Each
 // data frame (4-byte big-endian length, then a Dnstap protobuf) is decoded
 // with the small wire reader below, which reads only the fields we use:
@@ -51,20 +51,15 @@
 import type { DnsMessage } from '../dns/message.js';
 import { parseMessage } from '../dns/message.js';
 import { readWireName } from '../dns/name.js';
-import { LIMITS } from '../config/limits.js';
-import { IngestError } from '../errors/catalogue.js';
+import { hasCode, IngestError } from '../errors/catalogue.js';
 import type { Observation } from '../model/observation.js';
 import type { IngestContext } from './context.js';
+import {
+  CONTROL_ACCEPT, CONTROL_FINISH, CONTROL_READY, CONTROL_START, CONTROL_STOP, frameHead, parseControl, startRefusal,
+} from './frame-streams.js';
 import { ChunkedFile, observeResponse, sensorStats, type SensorStats, type TimedResponse } from './sensor.js';
-import { u32 } from '../lib/bytes.js';
 
 export const DNSTAP_CONTENT_TYPE = 'protobuf:dnstap.Dnstap';
-export const CONTROL_ACCEPT = 1;
-export const CONTROL_START = 2;
-export const CONTROL_STOP = 3;
-export const CONTROL_READY = 4;
-export const CONTROL_FINISH = 5;
-const CONTROL_FIELD_CONTENT_TYPE = 1;
 const DNSTAP_TYPE_MESSAGE = 1;
 
 // Protobuf wire types.
@@ -207,44 +202,6 @@ function reject(ctx: IngestContext, stats: SensorStats, where: string, reason: s
   ctx.reject(new IngestError(ctx.file, where, reason));
 }
 
-/** A control frame's type and content types, or the reason it is malformed. */
-export interface ControlFrame {
-  type: number;
-  contentTypes: string[];
-}
-
-/** Parses a control frame's body b[start, end) (its type, then its fields); a string says why it is malformed. */
-export function parseControl(b: Uint8Array, start: number, end: number): ControlFrame | string {
-  if (end - start < 4) return `control frame of ${end - start} bytes has no type`;
-  const out: ControlFrame = { type: u32(b, start), contentTypes: [] };
-  for (let p = start + 4; p < end;) {
-    if (p + 8 > end) return 'control frame field header runs past its end';
-    const field = u32(b, p);
-    const len = u32(b, p + 4);
-    p += 8;
-    if (len > end - p) return 'control frame field runs past its end';
-    if (field === CONTROL_FIELD_CONTENT_TYPE) out.contentTypes.push(Buffer.from(b.buffer, b.byteOffset + p, len).toString('latin1'));
-    p += len;
-  }
-  return out;
-}
-
-/** A whole control frame (escape, length, type, content type field when given), as the receiving end sends ACCEPT and FINISH. */
-export function encodeControl(type: number, contentType?: string): Buffer {
-  const ct = contentType === undefined ? Buffer.alloc(0) : Buffer.from(contentType, 'latin1');
-  const body = 4 + (contentType === undefined ? 0 : 8 + ct.length);
-  const out = Buffer.alloc(8 + body);
-  out.writeUInt32BE(0, 0);
-  out.writeUInt32BE(body, 4);
-  out.writeUInt32BE(type, 8);
-  if (contentType !== undefined) {
-    out.writeUInt32BE(CONTROL_FIELD_CONTENT_TYPE, 12);
-    out.writeUInt32BE(ct.length, 16);
-    ct.copy(out, 20);
-  }
-  return out;
-}
-
 /**
  * Why a data frame was refused. `malformed`: its protobuf cannot be trusted
  * (a live sender sending one is closed); otherwise the frame was well formed
@@ -293,7 +250,7 @@ export function decodeDataFrame(b: Uint8Array, start: number, end: number, stats
   try {
     msg = parseMessage(b.subarray(m.responseStart, m.responseEnd));
   } catch (err) {
-    if ((err as { code?: unknown }).code !== 'DNS_FORMAT') throw err;
+    if (!hasCode(err, 'DNS_FORMAT')) throw err;
     return new FrameRejection(`DNS response does not parse: ${(err as Error).message}`, false);
   }
   let zone: string | undefined;
@@ -301,7 +258,7 @@ export function decodeDataFrame(b: Uint8Array, start: number, end: number, stats
     try {
       zone = readWireName(b.subarray(m.zoneStart, m.zoneEnd), 0, false).name;
     } catch (err) {
-      if ((err as { code?: unknown }).code !== 'DNS_FORMAT') throw err;
+      if (!hasCode(err, 'DNS_FORMAT')) throw err;
       return new FrameRejection(`query_zone does not parse: ${(err as Error).message}`, false);
     }
   }
@@ -322,71 +279,71 @@ export async function* dnstapResponses(file: string, ctx: IngestContext): AsyncI
   const stats = sensorStats(ctx);
   const src = await ChunkedFile.open(file, ctx);
   let frameNo = 0;
+  const headAt = () => frameHead(src.buf, src.start, src.end);
   try {
     for (;;) {
-      if (src.avail < 4) {
-        await src.fill(4);
+      let head = headAt();
+      if (head.kind === 'short') {
+        await src.fill(head.need);
         if (src.avail === 0) return;
-        if (src.avail < 4) {
+        head = headAt();
+        if (head.kind === 'short' && head.need === 4) {
           reject(ctx, stats, `byte offset ${src.offset}`, 'file ends inside a frame length');
           return;
         }
       }
       const frameOffset = src.offset;
-      const len = u32(src.buf, src.start);
       frameNo++;
       const where = `frame ${frameNo} (byte offset ${frameOffset})`;
-      if (len === 0) {
-        // Control frame: escape, control length, then the control type and its fields.
-        await src.fill(8);
-        const clen = src.avail >= 8 ? u32(src.buf, src.start + 4) : -1;
-        if (clen < 4 || clen > LIMITS.dnstapControlFrameBytesMax) {
-          reject(ctx, stats, where, clen < 0 ? 'file ends inside a control frame' : `bad control frame length ${clen}`);
-          return;
-        }
-        await src.fill(8 + clen);
-        if (src.avail < 8 + clen) {
+      if (head.kind === 'short') {
+        // A control frame's escape, its length still to read.
+        await src.fill(head.need);
+        head = headAt();
+        if (head.kind === 'short') {
           reject(ctx, stats, where, 'file ends inside a control frame');
           return;
         }
-        const control = parseControl(src.buf, src.start + 8, src.start + 8 + clen);
-        if (typeof control === 'string') {
-          reject(ctx, stats, where, control);
-          return;
-        }
-        const ctype = control.type;
-        if (ctype === CONTROL_START) {
-          const contentType = control.contentTypes[0];
-          if (contentType !== undefined && contentType !== DNSTAP_CONTENT_TYPE) {
-            reject(ctx, stats, where, `content type "${contentType}" is not "${DNSTAP_CONTENT_TYPE}"`);
-            return;
-          }
-        } else if (ctype === CONTROL_STOP || ctype === CONTROL_FINISH) {
-          return;
-        } else if (ctype !== CONTROL_ACCEPT && ctype !== CONTROL_READY) {
-          reject(ctx, stats, where, `unknown control frame type ${ctype}`);
-          return;
-        }
-        src.start += 8 + clen;
-        continue;
       }
-      if (len > LIMITS.dnstapFrameBytesMax) {
-        reject(ctx, stats, where, `frame length ${len} exceeds ${LIMITS.dnstapFrameBytesMax} bytes`);
+      if (head.bad !== undefined) {
+        reject(ctx, stats, where, head.bad);
         return;
       }
-      if (src.avail < 4 + len) {
-        await src.fill(4 + len);
-        if (src.avail < 4 + len) {
-          reject(ctx, stats, where, 'file ends inside a data frame');
+      if (src.avail < head.size) {
+        await src.fill(head.size);
+        if (src.avail < head.size) {
+          reject(ctx, stats, where, `file ends inside a ${head.kind} frame`);
           return;
         }
       }
-      const start = src.start + 4;
-      src.start = start + len;
-      const r = decodeDataFrame(src.bytes, start, start + len, stats);
-      if (r instanceof FrameRejection) {
-        reject(ctx, stats, where, r.reason);
-      } else if (r !== undefined) yield r;
+      const start = src.start + head.body;
+      const end = src.start + head.size;
+      src.start = end;
+      if (head.kind === 'data') {
+        const r = decodeDataFrame(src.bytes, start, end, stats);
+        if (r instanceof FrameRejection) {
+          reject(ctx, stats, where, r.reason);
+        } else if (r !== undefined) yield r;
+        continue;
+      }
+      // Control frames: a file is unidirectional (START, data, STOP); READY and ACCEPT are a socket's and let pass.
+      const control = parseControl(src.buf, start, end);
+      if (typeof control === 'string') {
+        reject(ctx, stats, where, control);
+        return;
+      }
+      const ctype = control.type;
+      if (ctype === CONTROL_START) {
+        const refusal = startRefusal(control, DNSTAP_CONTENT_TYPE);
+        if (refusal !== undefined) {
+          reject(ctx, stats, where, refusal);
+          return;
+        }
+      } else if (ctype === CONTROL_STOP || ctype === CONTROL_FINISH) {
+        return;
+      } else if (ctype !== CONTROL_ACCEPT && ctype !== CONTROL_READY) {
+        reject(ctx, stats, where, `unknown control frame type ${ctype}`);
+        return;
+      }
     }
   } finally {
     await src.close();

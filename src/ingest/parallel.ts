@@ -1,8 +1,9 @@
 // Parallel NDJSON ingest: one big file cut into ranges of whole lines, each
 // range parsed, aggregated and written to shards by its own thread
-// (workers/ingest.ts). NDJSON is the one format that allows this: every line
-// stands alone, where a zone file carries $ORIGIN and parentheses from line
-// to line and a pcap carries TCP streams from packet to packet.
+// (ndjson-range.ts, on workers/ingest.ts). NDJSON is the one format that
+// allows this: every line stands alone, where a zone file carries $ORIGIN
+// and parentheses from line to line and a pcap carries TCP streams from
+// packet to packet.
 //
 // An RRset seen in two ranges lands in two shards; queries merge equal
 // RRsets across shards (src/lib/merge.ts) and compaction folds them, as
@@ -11,54 +12,10 @@
 
 import { LIMITS } from '../config/limits.js';
 import { IngestError } from '../errors/catalogue.js';
-import { splitLines, type ByteRange } from './ndjson.js';
+import { splitLines } from '../lib/line-reader.js';
 import type { WrittenShard } from '../shard/shard-spiller.js';
 import { runOnThreads } from '../lib/threads.js';
-
-/** What every range of a run shares, as the caller gives it. */
-interface RunSettings {
-  dataDir: string;
-  label: string;
-  now: number;
-  /** RRsets held in memory: the run's budget in ParallelOptions, one range's share in a RangeTask. */
-  memoryRrsets: number;
-  /** The run's WriterLock id (file-lock.ts), held by the calling thread. */
-  writer: string;
-  /** Bad lines the whole file may skip; the count is shared by every range. */
-  maxErrors: number;
-}
-
-/** One range's work, sent to workers/ingest.ts. */
-export interface RangeTask extends RunSettings {
-  file: string;
-  range: ByteRange;
-  /** Int32Array[1]: bad lines so far, over all ranges. */
-  rejected: SharedArrayBuffer;
-  /** Float64Array[ranges]: bytes each range has read, for the progress bar. */
-  progress: SharedArrayBuffer;
-  index: number;
-}
-
-/** An IngestError's fields: the error itself does not cross the thread boundary as one. */
-export interface BadLine {
-  file: string;
-  where: string;
-  reason: string;
-}
-
-export function badLine(err: IngestError): BadLine {
-  return { file: err.file, where: err.where, reason: err.reason };
-}
-
-export interface RangeResult {
-  records: number;
-  observations: number;
-  written: WrittenShard[];
-  /** The first skipped lines (LIMITS.ingestRejectsReportedMax). */
-  rejects: BadLine[];
-  /** The bad line that passed --max-errors. */
-  failure?: BadLine;
-}
+import type { RunSettings } from './ndjson-range.js';
 
 export interface ParallelSummary {
   records: number;
@@ -83,7 +40,7 @@ export async function ingestNdjsonParallel(file: string, opts: ParallelOptions):
   const timer = setInterval(() => opts.onProgress?.(read.reduce((a, b) => a + b, 0)), LIMITS.ingestProgressIntervalMs);
   try {
     const memoryRrsets = Math.max(1, Math.floor(opts.memoryRrsets / ranges.length));
-    const settled = await runOnThreads<RangeTask, RangeResult>('ingest', ranges.map((range, index) => ({
+    const settled = await runOnThreads('ingest', ranges.map((range, index) => ({
       file, range, dataDir: opts.dataDir, label: opts.label, now: opts.now, memoryRrsets, writer: opts.writer, maxErrors: opts.maxErrors,
       rejected, progress, index,
     })));

@@ -41,11 +41,12 @@
 import { open, readlink, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { LIMITS } from '../config/limits.js';
-import { IngestError } from '../errors/catalogue.js';
+import { hasCode, IngestError } from '../errors/catalogue.js';
 import { normalizeName } from '../dns/name.js';
 import { rdataFromTokens, rdataToText, parseTtl, tokenize, Tokens, type TokenizerState } from '../dns/rdata/index.js';
 import { isMetaType, RR, rrtypeFromText, rrtypeToText } from '../dns/rrtype.js';
 import type { Observation, Rdata } from '../model/observation.js';
+import { LineReader } from '../lib/line-reader.js';
 import type { IngestContext } from './context.js';
 
 export interface ZoneOptions {
@@ -108,7 +109,7 @@ interface IncludeRequest {
  * caused, so a reject of that line rather than a failed run. A NUL byte in
  * the name makes Node throw ERR_INVALID_ARG_VALUE before any system call.
  */
-const INCLUDE_NAME_ERRORS = new Set<unknown>(['ENOENT', 'EACCES', 'EISDIR', 'ENOTDIR', 'ENAMETOOLONG', 'ELOOP', 'ERR_INVALID_ARG_VALUE']);
+const INCLUDE_NAME_ERRORS = ['ENOENT', 'EACCES', 'EISDIR', 'ENOTDIR', 'ENAMETOOLONG', 'ELOOP', 'ERR_INVALID_ARG_VALUE'] as const;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 const NON_ASCII = /[\x80-\xff]/;
@@ -206,49 +207,30 @@ class ZoneParser {
         throw new IncludeRefusal(refusal);
       }
     }
-    const stream = fh.createReadStream({ highWaterMark: 1 << 20 });
-    let carry: Buffer | undefined;
-    let bytesRead = 0;
-    let skippingLongLine = false;
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
-      bytesRead += chunk.length;
-      let buf = chunk;
-      if (carry) {
-        buf = Buffer.concat([carry, chunk]);
-        carry = undefined;
-      }
-      // One check per chunk spares the per-line UTF-8 test for ASCII files.
-      const ascii = !NON_ASCII.test(buf.toString('latin1'));
-      let start = 0;
+    try {
+      const lines = new LineReader({ lineBytesMax: LIMITS.ingestLineBytesMax, bufferBytes: LIMITS.lineReadBufferBytes });
+      let bytesRead = 0;
       for (;;) {
-        const nl = buf.indexOf(0x0a, start);
-        if (nl < 0) break;
-        if (skippingLongLine) {
-          skippingLongLine = false;
-        } else {
-          const include = this.line(fs, buf, start, nl, ascii);
+        const n = await lines.fill(fh, bytesRead);
+        bytesRead += n;
+        // One check per read spares the per-line UTF-8 test for ASCII files.
+        const ascii = !NON_ASCII.test(lines.bytes.toString('latin1'));
+        while (lines.next()) {
+          fs.lineNo = lines.lineNo;
+          if (lines.tooLong) {
+            // Its bytes were never held: reported once, and the record it was part of goes with it.
+            this.reject(fs, fs.lineNo, lines.tooLongReason);
+            this.abandonRecord(fs);
+            continue;
+          }
+          const include = this.line(fs, lines.bytes, lines.start, lines.end, ascii);
           if (include) await this.include(fs, include);
         }
-        start = nl + 1;
+        if (n === 0) break;
+        if (topLevel) this.ctx.progress?.(bytesRead);
       }
-      if (start < buf.length) {
-        if (buf.length - start > LIMITS.ingestLineBytesMax || skippingLongLine) {
-          // A line longer than the limit: report it once and drop bytes up to its end.
-          if (!skippingLongLine) {
-            fs.lineNo++;
-            this.reject(fs, fs.lineNo, `line longer than ${LIMITS.ingestLineBytesMax} bytes`);
-            this.abandonRecord(fs);
-          }
-          skippingLongLine = true;
-        } else {
-          carry = Buffer.from(buf.subarray(start));
-        }
-      }
-      if (topLevel) this.ctx.progress?.(bytesRead);
-    }
-    if (carry && carry.length > 0) {
-      const include = this.line(fs, carry, 0, carry.length, false);
-      if (include) await this.include(fs, include);
+    } finally {
+      await fh.close();
     }
     if (fs.tok.depth > 0) {
       this.reject(fs, fs.recordLine, 'unbalanced "(": the record never closes before the end of the file');
@@ -292,7 +274,7 @@ class ZoneParser {
         this.reject(fs, req.line, err.message);
         return;
       }
-      if (INCLUDE_NAME_ERRORS.has((err as { code?: unknown }).code)) {
+      if (hasCode(err, ...INCLUDE_NAME_ERRORS)) {
         this.reject(fs, req.line, `$INCLUDE ${req.file}: ${(err as Error).message}`);
         return;
       }
@@ -313,13 +295,12 @@ class ZoneParser {
   }
 
   /**
-   * One physical line, buf[start, end). Returns an include request when the
+   * One physical line, buf[start, end) (without its CR and LF), number
+   * fs.lineNo. Returns an include request when the
    * line completes an $INCLUDE directive (the caller reads it, since that is
    * asynchronous).
    */
   private line(fs: FileState, buf: Buffer, start: number, end: number, ascii: boolean): IncludeRequest | undefined {
-    fs.lineNo++;
-    if (end > start && buf[end - 1] === 0x0d) end--;
     if (fs.tok.depth === 0) {
       // A new logical record starts here.
       fs.tokens.clear();
@@ -342,7 +323,7 @@ class ZoneParser {
     try {
       tokenize(text, fs.tokens, fs.tok);
     } catch (err) {
-      if ((err as { code?: unknown }).code !== 'DNS_FORMAT') throw err;
+      if (!hasCode(err, 'DNS_FORMAT')) throw err;
       fs.recordError ??= (err as Error).message;
       fs.tok.depth = 0;
     }
@@ -357,8 +338,7 @@ class ZoneParser {
     try {
       return this.record(fs);
     } catch (err) {
-      const code = (err as { code?: unknown }).code;
-      if (code !== 'DNS_FORMAT' && !(err instanceof RecordError)) throw err;
+      if (!hasCode(err, 'DNS_FORMAT') && !(err instanceof RecordError)) throw err;
       this.reject(fs, fs.recordLine, (err as Error).message);
       return undefined;
     }

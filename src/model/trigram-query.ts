@@ -1,5 +1,5 @@
 // The trigram query: a boolean formula over trigrams that every record
-// matching a pattern satisfies. query/trigram-query.ts derives it from a
+// matching a pattern satisfies. query/regex-trigrams.ts derives it from a
 // regex; the shard's trigram index (shard/trigram-index.ts) evaluates it to
 // candidate records. A trigram is coded as (b0 << 16) | (b1 << 8) | b2 of
 // lower-cased ASCII bytes, in both places.

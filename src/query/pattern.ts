@@ -65,7 +65,7 @@ import { PatternError } from '../errors/catalogue.js';
 import { globToRegex } from './glob.js';
 import { parseRegex, RegexSyntaxError, translateLikeBinding, type RegexNode } from './regex-syntax.js';
 import type { TrigramQuery } from '../model/trigram-query.js';
-import { trigramQuery } from './trigram-query.js';
+import { trigramQuery } from './regex-trigrams.js';
 
 
 export interface CompiledPattern {

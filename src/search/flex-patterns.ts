@@ -3,7 +3,7 @@
 // answer is an in-stream `failed`), and the trigram query every tier may use
 // to skip what cannot match.
 
-import { STREAM_MESSAGES } from '../errors/catalogue.js';
+import { hasCode, STREAM_MESSAGES } from '../errors/catalogue.js';
 import { ALL, type TrigramQuery } from '../model/trigram-query.js';
 import type { FlexQuery } from '../query/flex-query.js';
 import { compilePattern } from '../query/pattern.js';
@@ -30,7 +30,7 @@ export function compileFlex(q: FlexQuery): FlexPatterns {
     if (q.exclude !== undefined) compilePattern(q.method, q.exclude);
     return { error: undefined, indexable: main.trigrams.op !== 'all', trigrams: main.trigrams };
   } catch (err) {
-    const msg = (err as { code?: string }).code === 'BAD_PATTERN' ? (err as Error).message : STREAM_MESSAGES.INTERNAL;
+    const msg = hasCode(err, 'BAD_PATTERN') ? (err as Error).message : STREAM_MESSAGES.INTERNAL;
     return { error: msg, indexable: false, trigrams: ALL };
   }
 }

@@ -28,7 +28,7 @@
 
 import RE2 from 're2';
 import { LIMITS } from '../config/limits.js';
-import { ApiError, STREAM_MESSAGES } from '../errors/catalogue.js';
+import { ApiError, hasCode, STREAM_MESSAGES } from '../errors/catalogue.js';
 import { inFence, keepType, type TimeFence } from '../model/filters.js';
 import type { FlexTarget } from '../query/flex-query.js';
 import { compilePattern, type CompiledPattern } from '../query/pattern.js';
@@ -269,7 +269,7 @@ export function compileWatch(q: WatchQuery): WatchPatterns {
     const exclude = q.exclude !== undefined ? new RE2(compilePattern(q.method, q.exclude).blobSource) : undefined;
     return { error: undefined, pattern, exclude };
   } catch (err) {
-    return { error: (err as { code?: string }).code === 'BAD_PATTERN' ? (err as Error).message : STREAM_MESSAGES.INTERNAL };
+    return { error: hasCode(err, 'BAD_PATTERN') ? (err as Error).message : STREAM_MESSAGES.INTERNAL };
   }
 }
 

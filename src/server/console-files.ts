@@ -20,7 +20,7 @@ import path from 'node:path';
 import { LIMITS } from '../config/limits.js';
 import { DIST_ROOT, PACKAGE_ROOT } from '../config/paths.js';
 import { API_ERRORS } from '../errors/catalogue.js';
-import type { HttpRequest, HttpResponse } from './uws.js';
+import type { HttpRequest, HttpResponse } from '../lib/uws.js';
 
 export const CONSOLE_PATH = '/console';
 

@@ -14,7 +14,7 @@
 // server speaks, which RFC 9110 (6.2) asks of a server answering 1.0.
 
 import { loadAddon } from '../lib/native.js';
-import { UWS_BINARY, type HttpRequest } from './uws.js';
+import { UWS_BINARY, type HttpRequest } from '../lib/uws.js';
 
 /** The header native/http10.cc adds, with the value 1.0, to a request that came as HTTP/1.0. */
 export const HTTP10_MARK = 'rrscan-http-version';

@@ -2,10 +2,11 @@
 // metrics listener (metrics-listener.ts) and nowhere else.
 //
 // Every rrscan_ metric reads plain numbers that the parts keep for
-// themselves, and only when scraped: the front end's ServingStats
-// (serving-stats.ts), the gate's QuotaRefusals, the local backend's shard
-// and pool stats, and lib/turns.ts. Nothing on the request path touches
-// prom-client, and the layers below the server never import it. Counters
+// themselves, and only when scraped (lib/prometheus.ts): the front end's
+// ServingStats (serving-stats.ts), the gate's QuotaRefusals, the local
+// backend's shard and pool stats, and lib/turns.ts. Nothing on the request
+// path touches prom-client: only registries (this one, the supervisor's,
+// the live receiver's) and lib/prometheus.ts import it. Counters
 // and gauges are prom-client's own, filled by their collect() callbacks;
 // the two latency histograms are read-outs of ServingStats' buckets in the
 // shape prom-client's registry prints (the one way to hand it bucket counts:
@@ -17,8 +18,9 @@
 // Scraping walks a few hundred numbers and the shard list: well under a
 // millisecond of the serving thread.
 
-import { Counter, Gauge, Registry, collectDefaultMetrics, type Aggregator, type Metric } from 'prom-client';
+import { Registry, collectDefaultMetrics, type Metric } from 'prom-client';
 import type { QuotaRefusals } from '../auth/access-gate.js';
+import { counter, gauge, one, type Labels, type Series } from '../lib/prometheus.js';
 import type { LocalBackendStats } from '../search/local/local-backend.js';
 import {
   FAMILIES, LATENCY_BOUNDS_SECONDS, STATUSES, TERMINATORS, type FamilyStats, type LatencyHistogram, type ServingStats,
@@ -35,42 +37,11 @@ export interface MetricSources {
   readonly frontEndTurns: () => number;
 }
 
-type Labels = Record<string, string>;
-export type Series = readonly (readonly [Labels, number])[];
 type HistogramSeries = readonly (readonly [Labels, LatencyHistogram])[];
 
 /** Families that stream 200 answers (the others answer with one body). */
 const STREAMING = ['flex', 'lookup'] as const;
 
-/** A counter that reads its values at scrape time (also ingest-metrics.ts's). */
-export function counter(registry: Registry, name: string, help: string, labelNames: readonly string[], read: () => Series): void {
-  new Counter({
-    name, help, labelNames, registers: [registry],
-    collect() {
-      this.reset();
-      for (const [labels, v] of read()) this.inc(labels, v);
-    },
-  });
-}
-
-/**
- * A gauge that reads its values at scrape time. `aggregator`: how the
- * supervisor of --processes N combines its members' values (process-group.ts):
- * summed, unless every member sees the same thing (the shards) or the
- * freshest one counts.
- */
-export function gauge(registry: Registry, name: string, help: string, labelNames: readonly string[], read: () => Series,
-  aggregator: Aggregator = 'sum'): void {
-  new Gauge({
-    name, help, labelNames, registers: [registry], aggregator,
-    collect() {
-      this.reset();
-      for (const [labels, v] of read()) this.set(labels, v);
-    },
-  });
-}
-
-export const one = (v: number): Series => [[{}, v]];
 const perFamily = (s: ServingStats, f: (fs: FamilyStats) => number, families: readonly string[] = FAMILIES): Series =>
   families.map((family) => [{ family }, f(s.families[family as keyof ServingStats['families']])]);
 

@@ -32,7 +32,7 @@ import { AggregatorRegistry, Registry } from 'prom-client';
 import { LIMITS } from '../config/limits.js';
 import { log } from './log.js';
 import { freePort } from '../lib/free-port.js';
-import { counter, gauge, one } from './metrics.js';
+import { counter, gauge, one } from '../lib/prometheus.js';
 import { startMetricsListener, type MetricsListener, type Readiness, type ReadinessCheck } from './metrics-listener.js';
 
 const MEMBER_ENV = 'RRSCAN_GROUP_MEMBER';

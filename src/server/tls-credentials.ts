@@ -30,9 +30,9 @@
 import { readFileSync } from 'node:fs';
 import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
 import { createSecureContext } from 'node:tls';
-import { TlsPairError } from '../errors/catalogue.js';
+import { hasCode, TlsPairError } from '../errors/catalogue.js';
 import { log } from './log.js';
-import { uws, type TemplatedApp } from './uws.js';
+import { uws, type TemplatedApp } from '../lib/uws.js';
 
 /** OpenSSL's reason for a failure ("key values mismatch"), else the error's message. */
 function reasonOf(err: unknown): string {
@@ -44,9 +44,8 @@ function readPem(flag: string, file: string): string {
   try {
     return readFileSync(file, 'latin1');
   } catch (err) {
-    const code = (err as { code?: unknown }).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied'
-      : code === 'EISDIR' ? 'is a directory' : reasonOf(err);
+    const why = hasCode(err, 'ENOENT') ? 'no such file' : hasCode(err, 'EACCES') ? 'permission denied'
+      : hasCode(err, 'EISDIR') ? 'is a directory' : reasonOf(err);
     throw new TlsPairError(`${flag} ${file}: ${why}`, err);
   }
 }

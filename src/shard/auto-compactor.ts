@@ -41,6 +41,7 @@ import { DEFAULT_POLICY, isSealed, nextMerge, policyProblem, unsealedShardsMax, 
 import { mergeShards, tryCompactionLock, type CompactSummary } from './compactor.js';
 import { MANIFEST_FILE, readManifest } from './manifest.js';
 import { silentLog, type Log } from '../lib/log.js';
+import { hasCode } from '../errors/catalogue.js';
 
 
 export interface AutoCompactorOptions {
@@ -179,7 +180,7 @@ export class AutoCompactor {
             return;
           }
           this.failed(err);
-          if ((err as { code?: string }).code === 'COMPACTION_CONFLICT') continue;
+          if (hasCode(err, 'COMPACTION_CONFLICT')) continue;
           return;
         }
         this.merged({ ...s, tier: merge.tier, shardsAfter: readManifest(this.dataDir).shards.length });
@@ -207,7 +208,7 @@ export class AutoCompactor {
 
   private failed(err: unknown): void {
     this.totals.failures++;
-    const conflict = (err as { code?: string }).code === 'COMPACTION_CONFLICT';
+    const conflict = hasCode(err, 'COMPACTION_CONFLICT');
     if (!conflict) {
       this.retryMs = Math.min(Math.max(this.pollMs, this.retryMs * 2), LIMITS.compactRetryMsMax);
       this.retryAt = Date.now() + this.retryMs;

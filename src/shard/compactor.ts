@@ -4,8 +4,9 @@
 // Every shard is sorted by the same key, so this is a streaming k-way merge:
 // memory holds one RRset per input shard plus the output shard being built,
 // never the whole data set. The key space is cut into one range of owner
-// names per thread (workers/compact.ts): each thread merges its range of
-// every input and writes its own output shards, which are disjoint by owner.
+// names per thread (compact-range.ts, on workers/compact.ts): each thread
+// merges its range of every input and writes its own output shards, which
+// are disjoint by owner.
 // The run publishes them all in one manifest swap or deletes them all.
 // Shards that an ingest publishes while compaction runs are not touched: the
 // swap removes exactly the shards that were merged, and refuses to publish
@@ -24,19 +25,14 @@ import path from 'node:path';
 import { rm } from 'node:fs/promises';
 import { LIMITS } from '../config/limits.js';
 import { CompactionConflictError } from '../errors/catalogue.js';
-import { RrsetTable } from './rrset-table.js';
 import { runOnThreads, threadsFor } from '../lib/threads.js';
 import { readManifest, removeLeftovers, removeUnpublished, updateManifest, waitForLock, type ShardEntry } from './manifest.js';
 import { FileLock, WriterLock } from './file-lock.js';
-import { releaseMapping } from './mapped-file.js';
 import { weightOf } from './compaction-policy.js';
 import { mergedInputs, recordOnLast } from './ledger.js';
 import { ShardReader, type ShardHandle } from './shard-reader.js';
 import { blobRecord } from './blob.js';
-import { mergeShardRrsets } from './shard-merge.js';
-import { blobLowerBound } from './blob.js';
-import { buildShard, writeShardFile } from './shard-writer.js';
-import { SHARD_HEADER_BYTES } from './format.js';
+import { compactRange, type CompactRange, type CompactRangeResult } from './compact-range.js';
 
 export interface CompactSummary {
   inputShards: number;
@@ -82,30 +78,6 @@ export interface MergeOptions extends CompactOptions {
    * mergeShards rejects with an AbortError. Once the swap has begun it ends.
    */
   signal?: AbortSignal;
-}
-
-/** One thread's part of a compaction: owners in [from, to) of every input, by reversed name. */
-export interface CompactRange {
-  dataDir: string;
-  /**
-   * The inputs: mapped and verified once by the caller and shared
-   * (ShardReader.attach), or paths that the merging thread opens, checks
-   * and unmaps when done.
-   */
-  shards: readonly (ShardHandle | string)[];
-  /** Reversed owner names; undefined = the start or the end of the key space. */
-  from: string | undefined;
-  to: string | undefined;
-  shardRrsetsMax: number;
-  now: number;
-  label: string;
-  /** The run's WriterLock id (file-lock.ts). */
-  writer: string;
-}
-
-export interface CompactRangeResult {
-  written: ShardEntry[];
-  rrsetsIn: number;
 }
 
 /**
@@ -174,7 +146,7 @@ export async function mergeShards(dataDir: string, inputs: readonly ShardEntry[]
       label, writer: writer.id,
     }));
     const settled = tasks.length === 1 && !opts.offThread ? await Promise.allSettled([compactRange(tasks[0]!)])
-      : await runOnThreads<CompactRange, CompactRangeResult>('compact', tasks, opts.signal);
+      : await runOnThreads('compact', tasks, opts.signal);
     results = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
     const written = results.flatMap((r) => r.written);
     const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
@@ -263,41 +235,4 @@ function splitOwners(readers: readonly ShardReader[], parts: number): (string | 
   }
   cuts.push(undefined);
   return cuts;
-}
-
-/** Merges one range of owners of every input into new shard files; deletes what it wrote if it fails. */
-export async function compactRange(t: CompactRange): Promise<CompactRangeResult> {
-  const readers = t.shards.map((h) => (typeof h === 'string' ? ShardReader.open(h) : ShardReader.attach(h)));
-  try {
-    return await mergeRange(t, readers);
-  } finally {
-    // What this thread mapped, it unmaps now: the inputs are deleted at the swap.
-    t.shards.forEach((h, i) => (typeof h === 'string' ? releaseMapping(readers[i]!.buffer) : undefined));
-  }
-}
-
-async function mergeRange(t: CompactRange, readers: readonly ShardReader[]): Promise<CompactRangeResult> {
-  const written: ShardEntry[] = [];
-  let batch = new RrsetTable();
-  let rrsetsIn = 0;
-  const flush = async () => {
-    if (batch.size === 0) return;
-    const { body, stats } = buildShard(batch, t.label, t.now);
-    batch = new RrsetTable();
-    const file = await writeShardFile(t.dataDir, body, t.now, t.writer);
-    written.push({ file, rrsets: stats.rrsets, bytes: body.byteLength + SHARD_HEADER_BYTES, createdAt: t.now, source: t.label });
-  };
-  try {
-    const from = readers.map((r) => (t.from === undefined ? 0 : blobLowerBound(r.owners, t.from)));
-    const to = readers.map((r) => (t.to === undefined ? r.owners.offsets.length - 1 : blobLowerBound(r.owners, t.to)));
-    await mergeShardRrsets(readers, from, to, () => batch, (folded) => {
-      rrsetsIn += folded;
-      return batch.size >= t.shardRrsetsMax ? flush() : undefined;
-    });
-    await flush();
-  } catch (err) {
-    for (const w of written) await rm(path.join(t.dataDir, w.file), { force: true });
-    throw err;
-  }
-  return { written, rrsetsIn };
 }

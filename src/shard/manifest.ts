@@ -2,8 +2,8 @@
 //
 // `<data>/manifest.json` lists the live shards. It is replaced, never edited:
 // a new version is written to a temp file, fsynced and renamed over the old
-// one, and the directory is fsynced, so a reader sees the old list or the new
-// one and never a torn file. Writers (ingest, compact) serialise through a
+// one (lib/atomic-write.ts), and the directory is fsynced, so a reader sees
+// the old list or the new one and never a torn file. Writers (ingest, compact) serialise through a
 // flock on manifest.lock (file-lock.ts) so two runs cannot drop each other's
 // shards; the kernel frees it when its holder dies. Shard files a manifest
 // no longer lists are deleted only after the swap; servers that still map
@@ -17,10 +17,11 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, statSync } from 'node
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { LIMITS } from '../config/limits.js';
-import { asDiskFull, DataDirMissingError, ManifestError } from '../errors/catalogue.js';
+import { asDiskFull, DataDirMissingError, hasCode, ManifestError } from '../errors/catalogue.js';
+import { atomicWriteFile, syncDir } from '../lib/atomic-write.js';
 import { SHARD_FILE_SUFFIX } from './format.js';
 import { FileLock, isNewWriterLock, writerLockFile, writerOfLockName } from './file-lock.js';
-import { syncDir, writerOfShardFile } from './shard-writer.js';
+import { writerOfShardFile } from './shard-writer.js';
 
 export const MANIFEST_FILE = 'manifest.json';
 const LOCK_FILE = 'manifest.lock';
@@ -119,7 +120,7 @@ export function requireDataDir(dataDir: string): void {
   try {
     isDir = statSync(dataDir).isDirectory();
   } catch (err) {
-    if ((err as { code?: unknown }).code === 'ENOENT' || (err as { code?: unknown }).code === 'ENOTDIR') {
+    if (hasCode(err, 'ENOENT', 'ENOTDIR')) {
       throw new DataDirMissingError(dataDir, 'missing');
     }
     throw err;
@@ -171,24 +172,8 @@ export async function updateManifest(dataDir: string, change: (m: Manifest) => S
     const before = readManifest(dataDir);
     const shards = change(before);
     const next: Manifest = { version: MANIFEST_VERSION, generation: before.generation + 1, shards };
-    const file = path.join(dataDir, MANIFEST_FILE);
-    // Dot-prefixed like a shard's temp file: one pattern for every temp file.
-    const tmp = path.join(dataDir, `.${MANIFEST_FILE}.${process.pid}.tmp`);
-    try {
-      const fh = await fsp.open(tmp, 'w');
-      try {
-        await fh.writeFile(JSON.stringify(next, null, 2) + '\n');
-        await fh.sync();
-      } finally {
-        await fh.close();
-      }
-      await fsp.rename(tmp, file);
-    } catch (err) {
-      // The old manifest is still the live one; a temp file left here (a
-      // full disk fails the write) would never be deleted by anything.
-      await fsp.rm(tmp, { force: true });
-      throw asDiskFull(err, dataDir, MANIFEST_FILE);
-    }
+    // The old manifest stays the live one unless this succeeds; it leaves no temp file behind either way.
+    await atomicWriteFile(dataDir, MANIFEST_FILE, JSON.stringify(next, null, 2) + '\n', { sync: true });
     // Published: every reader now sees `next`. Nothing from here on may
     // throw, because callers take a throw for "not published" and delete the
     // new shards, which the live manifest lists. A failed directory fsync

@@ -15,6 +15,7 @@ import { crc32 } from 'node:zlib';
 import { LIMITS } from '../config/limits.js';
 import { checkBodyCrc, checkHeader, SHARD_HEADER_BYTES } from './format.js';
 import { fileIdentity, inodeOf } from './mapped-file.js';
+import { hasCode } from '../errors/catalogue.js';
 
 export interface ScrubTask {
   file: string;
@@ -45,7 +46,7 @@ export function scrubShardFile(t: ScrubTask): ScrubResult {
   try {
     fd = openSync(t.file, 'r');
   } catch (err) {
-    if ((err as { code?: unknown }).code === 'ENOENT') return { outcome: 'replaced', bytes: 0, ms: ms() };
+    if (hasCode(err, 'ENOENT')) return { outcome: 'replaced', bytes: 0, ms: ms() };
     throw err;
   }
   let bytes = 0;
@@ -73,9 +74,8 @@ export function scrubShardFile(t: ScrubTask): ScrubResult {
     checkBodyCrc(t.file, header, crc);
     return { outcome: 'intact', bytes, ms: ms() };
   } catch (err) {
-    const code = (err as { code?: unknown }).code;
     // EIO: the disk could not give the bytes back, which is what a scrub is for.
-    if (code === 'SHARD_CORRUPT' || code === 'EIO') return { outcome: 'corrupt', reason: (err as Error).message, bytes, ms: ms() };
+    if (hasCode(err, 'SHARD_CORRUPT', 'EIO')) return { outcome: 'corrupt', reason: (err as Error).message, bytes, ms: ms() };
     throw err;
   } finally {
     closeSync(fd);

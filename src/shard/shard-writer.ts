@@ -3,7 +3,8 @@
 // Contract: buildShardBody() takes RRsets that are already aggregated (see
 // src/shard/rrset-table.ts; each key at most once) in any order and returns the
 // FlatBuffer of schema/shard.fbs; writeShardFile() publishes it under a new
-// name with the header of format.ts (temp file, fsync, rename, fsync dir).
+// name with the header of format.ts (lib/atomic-write.ts: temp file,
+// fsync, rename; then an fsync of the directory).
 // A shard file is never written twice: compaction writes new files and swaps
 // the manifest. The writer re-reads and verifies what it wrote before it
 // returns, so a bad disk cannot publish a shard that will be refused on load.
@@ -23,7 +24,7 @@ import { randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import type { RrsetTable } from './rrset-table.js';
-import { asDiskFull } from '../errors/catalogue.js';
+import { atomicWriteFile, syncDir } from '../lib/atomic-write.js';
 import { encodeHeader, SHARD_FILE_SUFFIX } from './format.js';
 import { openShard } from './shard-reader.js';
 import { assembleShard } from './writer/flatbuffer.js';
@@ -86,22 +87,7 @@ export function buildShardBody(table: RrsetTable, source: string, createdAt: num
 export async function writeShardFile(dir: string, body: FlatBufferPieces, createdAt: number, writer: string): Promise<string> {
   const name = shardFileName(createdAt, writer);
   const final = path.join(dir, name);
-  const tmp = path.join(dir, `.${name}.tmp`);
-  const fh = await fsp.open(tmp, 'wx').catch((err: unknown) => { throw asDiskFull(err, dir, `shard ${name}`); });
-  try {
-    try {
-      await writeFully(fh, [encodeHeader(body.pieces), ...body.pieces]);
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
-    await fsp.rename(tmp, final);
-  } catch (err) {
-    // Whatever failed (most often a full disk), the temp file must go: no
-    // manifest will ever list it, so nothing else would delete it.
-    await fsp.rm(tmp, { force: true });
-    throw asDiskFull(err, dir, `shard ${name}`);
-  }
+  await atomicWriteFile(dir, name, [encodeHeader(body.pieces), ...body.pieces], { sync: true, uniqueName: true, writing: `shard ${name}` });
   await syncDir(dir);
   // Read back through the same path a server takes: refuse to publish a shard it would refuse.
   try {
@@ -114,7 +100,7 @@ export async function writeShardFile(dir: string, body: FlatBufferPieces, create
 }
 
 // A shard's name: <created>-<writer id>-<random>.rrs; its temp file the same
-// with a leading dot and a trailing .tmp. The writer's id lets a later run
+// with a leading dot and a trailing .tmp (atomicWriteFile's uniqueName). The writer's id lets a later run
 // tell the shards of a writer that died unpublished from those of one still
 // running (file-lock.ts, manifest.ts); once published it is only a name.
 const SHARD_NAME = /^\.?\d{10}-([0-9a-f]{12})-[0-9a-f]{12}\.rrs(?:\.tmp)?$/;
@@ -128,36 +114,4 @@ function shardFileName(createdAt: number, writer: string): string {
 /** The writer id in a shard's (or its temp file's) name; undefined for any other name, shards named before writer ids included. */
 export function writerOfShardFile(name: string): string | undefined {
   return SHARD_NAME.exec(name)?.[1];
-}
-
-/**
- * Writes every byte of `chunks` or throws why not. writev() alone is not
- * enough: libuv stops at the first failed write and reports the bytes
- * written before it, so a disk that fills up part-way shows up as a short
- * count and no error (the shard was then renamed truncated and refused as
- * "corrupt"). Writing the rest again gets the file system's reason (ENOSPC).
- */
-async function writeFully(fh: fsp.FileHandle, chunks: readonly Uint8Array[]): Promise<void> {
-  const total = chunks.reduce((n, c) => n + c.byteLength, 0);
-  let done = (await fh.writev([...chunks])).bytesWritten;
-  let at = 0;
-  for (const chunk of chunks) {
-    const end = at + chunk.byteLength;
-    while (done < end) {
-      const { bytesWritten } = await fh.write(chunk, done - at, end - done);
-      assert.ok(bytesWritten > 0, 'write() wrote nothing and reported no error');
-      done += bytesWritten;
-    }
-    at = end;
-  }
-  assert.ok(done === total);
-}
-
-export async function syncDir(dir: string): Promise<void> {
-  const dh = await fsp.open(dir, 'r');
-  try {
-    await dh.sync();
-  } finally {
-    await dh.close();
-  }
 }

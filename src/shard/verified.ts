@@ -15,13 +15,14 @@
 // The record is advice: missing, unreadable, from another machine (rsync
 // copies it; inode numbers differ there) or a different version, it only
 // means verifying again. Writes are whole-file replacements (temp file,
-// rename), best effort: a server that may not write its data directory, or
-// two servers writing at once (the last rename wins), costs a verification
-// at the next start, never a wrong answer.
+// rename: lib/atomic-write.ts, without its fsync), best effort: a server
+// that may not write its data directory, or two servers writing at once
+// (the last rename wins), costs a verification at the next start, never a
+// wrong answer.
 
 import { readFileSync } from 'node:fs';
-import { rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { atomicWriteFile } from '../lib/atomic-write.js';
 
 export const VERIFIED_FILE = 'verified.json';
 const VERSION = 1;
@@ -39,14 +40,13 @@ export function readVerified(dataDir: string): VerifiedFiles {
   }
 }
 
-/** Replaces DIR/verified.json with `files`; rejects when the directory cannot be written (the caller warns once). */
+/**
+ * Replaces DIR/verified.json with `files`; rejects when the directory cannot
+ * be written (the caller warns once). Not fsynced: the record is advice (see
+ * the top of this file), and a flush at every start and reload would cost
+ * each of them a disk flush for a record whose loss costs one verification.
+ */
 export async function writeVerified(dataDir: string, files: VerifiedFiles): Promise<void> {
-  const tmp = path.join(dataDir, `.${VERIFIED_FILE}.${process.pid}.tmp`);
-  try {
-    await writeFile(tmp, JSON.stringify({ version: VERSION, files: Object.fromEntries(files) }) + '\n');
-    await rename(tmp, path.join(dataDir, VERIFIED_FILE));
-  } catch (err) {
-    await rm(tmp, { force: true });
-    throw err;
-  }
+  await atomicWriteFile(dataDir, VERIFIED_FILE, JSON.stringify({ version: VERSION, files: Object.fromEntries(files) }) + '\n',
+    { sync: false });
 }

@@ -6,9 +6,12 @@
 // is sent again on a new connection. The server here closes idle
 // connections after 3 s (Node would drop a socket that a server says it
 // keeps for only 1 s before reusing it), so the test need not wait 10.
+// Also: a streamed SELECT's rows go through the shared line reader
+// (lib/line-reader.ts), whole and within LIMITS.clickhouseRowBytesMax.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClickHouse } from '../../src/clickhouse/client.js';
+import { LIMITS } from '../../src/config/limits.js';
 import { CLICKHOUSE_SKIP_REASON, HAVE_CLICKHOUSE, startClickHouse, type ClickHouseServer } from '../helpers/clickhouse-server.js';
 
 if (!HAVE_CLICKHOUSE) console.warn(CLICKHOUSE_SKIP_REASON);
@@ -58,5 +61,24 @@ describe.skipIf(!HAVE_CLICKHOUSE)('the ClickHouse client and keep-alive connecti
       });
     });
     expect(lines).toEqual(['0', '1', '2']);
+  }, 60_000);
+
+  /** A streamed SELECT's lines, or its error's message. */
+  const selected = (sql: string): Promise<string[] | string> => new Promise((resolve) => {
+    const got: string[] = [];
+    ch.select(sql, { lines: (l) => { got.push(...l); return true; }, end: () => resolve(got), error: (e) => resolve(e.message) });
+  });
+
+  it('streamed rows are read whole by the line reader, UTF-8 cut by the socket\'s chunks included', async () => {
+    const rows = await selected("SELECT concat(toString(number), ' ', arrayStringConcat(arrayMap(x -> 'é', range(40000)))) " +
+      'FROM system.numbers LIMIT 5 FORMAT TabSeparated');
+    expect(rows).toEqual([0, 1, 2, 3, 4].map((n) => `${n} ${'é'.repeat(40_000)}`));
+  }, 60_000);
+
+  it('a row longer than clickhouseRowBytesMax fails the SELECT with the line reader\'s wording', async () => {
+    const max = LIMITS.clickhouseRowBytesMax;
+    // 18.16 has no repeat(): a FixedString of NULs, which TabSeparated writes as two bytes each (\\0).
+    expect(await selected(`SELECT number, toFixedString('', ${max / 2 + 1}) FROM system.numbers LIMIT 2 FORMAT TabSeparated`))
+      .toBe(`answer line 1: line longer than ${max} bytes`);
   }, 60_000);
 });

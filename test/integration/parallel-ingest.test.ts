@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IngestError } from '../../src/errors/catalogue.js';
 import { ingestFiles } from '../../src/ingest/run.js';
-import { splitLines } from '../../src/ingest/ndjson.js';
+import { splitLines } from '../../src/lib/line-reader.js';
 import { compact } from '../../src/shard/compactor.js';
 import { addKey, get, startServer, tempPaths, type Server } from '../helpers/rrscan.js';
 

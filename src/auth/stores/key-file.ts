@@ -45,6 +45,7 @@ import { openSync, closeSync, readFileSync, statSync, unlinkSync } from 'node:fs
 import { LIMITS } from '../../config/limits.js';
 import { FileLock } from '../../shard/file-lock.js';
 import { migrateKeyStore, type MigrationOutcome } from './key-store-schema.js';
+import { hasCode } from '../../errors/catalogue.js';
 
 export interface OpenedKeyFile {
   readonly db: Database.Database;
@@ -73,8 +74,7 @@ export function fileIdentity(file: string): string | undefined {
     const st = statSync(file, { bigint: true });
     return `${st.dev}:${st.ino}`;
   } catch (err) {
-    const code = (err as { code?: unknown }).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    if (hasCode(err, 'ENOENT', 'ENOTDIR')) return undefined;
     throw err;
   }
 }
@@ -116,7 +116,7 @@ function removeStaleSidecars(file: string, record: PairingRecord | undefined, cu
       try {
         unlinkSync(file + suffix);
       } catch (err) {
-        if ((err as { code?: unknown }).code !== 'ENOENT') throw err;
+        if (!hasCode(err, 'ENOENT')) throw err;
       }
     }
   }
@@ -150,7 +150,7 @@ function createIfMissing(file: string): void {
     // file: closing a descriptor of a file this process has open in SQLite would drop SQLite's locks on it.
     closeSync(openSync(file, 'wx', 0o600));
   } catch (err) {
-    if ((err as { code?: unknown }).code !== 'EEXIST') throw err;
+    if (!hasCode(err, 'EEXIST')) throw err;
   }
 }
 

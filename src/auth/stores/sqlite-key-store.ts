@@ -31,7 +31,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
 import { LIMITS } from '../../config/limits.js';
-import { ApiError, LicenceError } from '../../errors/catalogue.js';
+import { ApiError, hasCode, LicenceError } from '../../errors/catalogue.js';
 import { failIf } from '../../lib/faults.js';
 import { sameKeyHash } from '../key-material.js';
 import { decideCharge, emptyUsage, undoCharge } from '../licence.js';
@@ -211,7 +211,7 @@ class KeyConnection {
         v2: licence.v2 ? 1 : 0,
       });
     } catch (err) {
-      if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
+      if (hasCode(err, 'SQLITE_CONSTRAINT_PRIMARYKEY')) {
         throw new LicenceError('--key', `a key with fingerprint ${licence.fingerprint} already exists`);
       }
       throw err;

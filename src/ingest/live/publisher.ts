@@ -5,7 +5,7 @@
 //
 // A flush hands the held spiller off and starts a fresh one at once, so
 // receiving goes on while the shard is built, written, fsynced and swapped
-// in: the aggregated columns move to a worker thread (workers/live-flush.ts;
+// in: the aggregated columns move to a worker thread (live-flush.ts;
 // their buffers are transferred, only the interned strings are copied),
 // which builds and writes the shard file; this thread then publishes it.
 // One flush runs at a time; while it does, the fresh spiller may fill to its
@@ -37,27 +37,14 @@
 // are lost the same way, at once.
 
 import { performance } from 'node:perf_hooks';
-import { Piscina } from 'piscina';
 import { LIMITS } from '../../config/limits.js';
-import { workerFile } from '../../lib/threads.js';
+import { workerPool } from '../../lib/threads.js';
 import type { Observation } from '../../model/observation.js';
 import type { WriterLock } from '../../shard/file-lock.js';
-import { dataBuffers, RrsetTable, type RrsetTableData } from '../../shard/rrset-table.js';
+import { dataBuffers, RrsetTable } from '../../shard/rrset-table.js';
 import { ShardSpiller, type WrittenShard } from '../../shard/shard-spiller.js';
 import type { Log } from '../../lib/log.js';
-
-/** One flush for the worker thread (workers/live-flush.ts). */
-export interface LiveFlushTask {
-  table: RrsetTableData;
-  dataDir: string;
-  label: string;
-  now: number;
-  /** The receiver's WriterLock id, which names the shard file. */
-  writer: string;
-}
-
-/** What the worker answers: the shard it wrote, or why it failed and the table's memory, handed back. */
-export type LiveFlushResult = { written: WrittenShard } | { failed: string; table: RrsetTableData };
+import type { LiveFlushTask } from './live-flush.js';
 
 export interface PublishTotals {
   flushes: number;
@@ -79,8 +66,8 @@ export class LivePublisher {
   private retryTimer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
   /** One thread, kept for the receiver's life: flushes run one at a time. */
-  private readonly pool = new Piscina({
-    filename: workerFile('live-flush'), minThreads: 1, maxThreads: 1, concurrentTasksPerWorker: 1, idleTimeout: Infinity,
+  private readonly pool = workerPool('live-flush', {
+    minThreads: 1, maxThreads: 1, concurrentTasksPerWorker: 1, idleTimeout: Infinity,
   });
   readonly totals: PublishTotals = { flushes: 0, failedFlushes: 0, shards: 0, rrsets: 0, records: 0, retryRrsets: 0, lostRrsets: 0 };
 
@@ -172,7 +159,7 @@ export class LivePublisher {
   private async write(s: ShardSpiller, table: RrsetTable): Promise<WrittenShard> {
     const data = table.data();
     const task: LiveFlushTask = { table: data, dataDir: this.dataDir, label: this.label, now: s.now, writer: this.writer.id };
-    const r = await this.pool.run(task, { transferList: dataBuffers(data) }) as LiveFlushResult;
+    const r = await this.pool.run(task, { transferList: dataBuffers(data) });
     if ('written' in r) return r.written;
     s.restore(new RrsetTable(r.table));
     throw new Error(r.failed);

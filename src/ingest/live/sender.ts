@@ -11,9 +11,11 @@
 // with READY, and a connection that starts otherwise is more likely a
 // stranger than a unidirectional writer.
 //
-// Each data frame is decoded by the file reader's decodeDataFrame
-// (../dnstap.ts) and observed by observeResponse (../sensor.ts), so the
-// bailiwick rule and its refusals are the same for files and sockets.
+// Frames are cut as the file reader cuts them (../frame-streams.ts: the
+// same bounds and wording), each data frame is decoded by the file
+// reader's decodeDataFrame (../dnstap.ts) and observed by observeResponse
+// (../sensor.ts), so the bailiwick rule and its refusals are the same for
+// files and sockets.
 //
 // A sender is closed, with the reason logged, when it breaks the protocol
 // (a data frame before START, an unexpected control frame, a content type
@@ -37,16 +39,13 @@ import { performance } from 'node:perf_hooks';
 import type { Socket } from 'node:net';
 import { LIMITS } from '../../config/limits.js';
 import type { Observation } from '../../model/observation.js';
+import { DNSTAP_CONTENT_TYPE, FrameRejection, decodeDataFrame } from '../dnstap.js';
 import {
-  CONTROL_ACCEPT, CONTROL_FINISH, CONTROL_READY, CONTROL_START, CONTROL_STOP, DNSTAP_CONTENT_TYPE, FrameRejection,
-  decodeDataFrame, encodeControl, parseControl, type ControlFrame,
-} from '../dnstap.js';
+  CONTROL_ACCEPT, CONTROL_FINISH, CONTROL_READY, CONTROL_START, CONTROL_STOP, controlName, encodeControl, frameHead, parseControl,
+  startRefusal, type ControlFrame,
+} from '../frame-streams.js';
 import { newSensorStats, observeResponse, type SensorStats } from '../sensor.js';
 import type { Log } from '../../lib/log.js';
-import { u32 } from '../../lib/bytes.js';
-
-const CONTROL_NAMES = ['ACCEPT', 'START', 'STOP', 'READY', 'FINISH'];
-const controlName = (t: number): string => CONTROL_NAMES[t - 1] ?? `type ${t}`;
 
 type Phase = 'ready' | 'start' | 'data' | 'stopped' | 'closed';
 
@@ -200,40 +199,32 @@ export class Sender {
   private process(): void {
     let took = false;
     while (this.reading && !this.paused) {
-      const avail = this.end - this.start;
-      if (avail < 4) break;
-      const len = u32(this.bytes, this.start);
-      if (len === 0) {
-        if (avail < 8) break;
-        const clen = u32(this.bytes, this.start + 4);
-        if (clen < 4 || clen > LIMITS.dnstapControlFrameBytesMax) {
-          this.fail(`control frame length ${clen} is outside 4..${LIMITS.dnstapControlFrameBytesMax} bytes`);
-          break;
-        }
-        if (avail < 8 + clen) break;
-        const control = parseControl(this.bytes, this.start + 8, this.start + 8 + clen);
-        this.start += 8 + clen;
-        took = true;
-        if (typeof control === 'string') this.fail(control);
-        else this.onControl(control);
-        continue;
-      }
-      if (this.phase !== 'data') {
+      const head = frameHead(this.bytes, this.start, this.end);
+      if (head.kind === 'short') break;
+      if (head.kind === 'data' && this.phase !== 'data') {
         this.fail(`data frame before the handshake finished (expected ${this.phase.toUpperCase()})`);
         break;
       }
-      if (len > LIMITS.dnstapFrameBytesMax) {
-        this.fail(`frame length ${len} exceeds ${LIMITS.dnstapFrameBytesMax} bytes`);
+      if (head.bad !== undefined) {
+        this.fail(head.bad);
         break;
       }
-      if (avail < 4 + len) {
-        this.reserve(4 + len);
+      if (this.end - this.start < head.size) {
+        // A control frame is small; a data frame may need a larger buffer.
+        if (head.kind === 'data') this.reserve(head.size);
         break;
       }
-      const from = this.start + 4;
-      this.start = from + len;
+      const from = this.start + head.body;
+      const to = this.start + head.size;
+      this.start = to;
       took = true;
-      this.onFrame(from, from + len);
+      if (head.kind === 'data') {
+        this.onFrame(from, to);
+        continue;
+      }
+      const control = parseControl(this.bytes, from, to);
+      if (typeof control === 'string') this.fail(control);
+      else this.onControl(control);
     }
     // Once per chunk, not per frame: the clock is read at most once per socket read.
     if (took) this.lastFrameAt = performance.now();
@@ -273,8 +264,8 @@ export class Sender {
         return;
       case 'start': {
         if (c.type !== CONTROL_START) return this.fail(`expected START, got ${name}`);
-        const ct = c.contentTypes[0];
-        if (ct !== undefined && ct !== DNSTAP_CONTENT_TYPE) return this.fail(`START content type "${ct}" is not "${DNSTAP_CONTENT_TYPE}"`);
+        const refusal = startRefusal(c, DNSTAP_CONTENT_TYPE);
+        if (refusal !== undefined) return this.fail(refusal);
         clearTimeout(this.handshakeTimer);
         this.phase = 'data';
         this.sink.started(this);

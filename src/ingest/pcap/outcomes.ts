@@ -21,7 +21,7 @@
 
 import type { DnsMessage } from '../../dns/message.js';
 import { parseMessage } from '../../dns/message.js';
-import { IngestError } from '../../errors/catalogue.js';
+import { hasCode, IngestError } from '../../errors/catalogue.js';
 import type { IngestContext } from '../context.js';
 import type { SensorStats, TimedResponse } from '../sensor.js';
 import { u16 } from '../../lib/bytes.js';
@@ -83,7 +83,7 @@ export class DnsPayloads {
     try {
       msg = parseMessage(payload);
     } catch (err) {
-      if ((err as { code?: unknown }).code !== 'DNS_FORMAT') throw err;
+      if (!hasCode(err, 'DNS_FORMAT')) throw err;
       this.unparsed(payload, err as Error, truncated, cut, midStream);
       return;
     }

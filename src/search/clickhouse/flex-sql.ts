@@ -16,7 +16,7 @@
 //   `succeeded`, as locally.
 //
 // - Where the flex tables have the ngram skip index (schema.ts NGRAM_INDEX,
-//   tables.ngramIndex), the pattern's trigram query (query/trigram-query.ts:
+//   tables.ngramIndex), the pattern's trigram query (query/regex-trigrams.ts:
 //   trigrams every matching record holds, lower-cased) is added as LIKE
 //   conditions on the indexed expression, so the server reads only granules
 //   that may match. They are necessary conditions of match(), so the answer

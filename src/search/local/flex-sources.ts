@@ -15,7 +15,7 @@
 // the credits is ever buffered per part.
 
 import { LIMITS } from '../../config/limits.js';
-import { STREAM_MESSAGES } from '../../errors/catalogue.js';
+import { hasCode, STREAM_MESSAGES } from '../../errors/catalogue.js';
 import type { TimeFence } from '../../model/filters.js';
 import type { FlexQuery } from '../../query/flex-query.js';
 import { END, HAS, WAIT, type FlexSource, type OpenSources, type SourceEvents, type SourceState } from '../sources.js';
@@ -79,7 +79,7 @@ class Part {
       }
     } else {
       // A worker's own failure (it threw, its thread died) reaches the server's log through the outcome.
-      if (m.code === 'BAD_PATTERN') this.t.events.fail(m.message);
+      if (hasCode(m, 'BAD_PATTERN')) this.t.events.fail(m.message);
       else this.t.events.fail(STREAM_MESSAGES.INTERNAL, m);
       return;
     }

@@ -43,12 +43,11 @@ import type RE2 from 're2';
 import { LIMITS } from '../../config/limits.js';
 import { STREAM_MESSAGES } from '../../errors/catalogue.js';
 import type { Log } from '../../lib/log.js';
+import { workerPool, type WorkerPool } from '../../lib/threads.js';
 import { nextTurn } from '../../lib/turns.js';
 import { minNonZero } from '../../model/sighting.js';
 import type { Effective } from '../../query/params.js';
 import type { WatchQuery } from '../../query/watch-query.js';
-import { Piscina } from 'piscina';
-import { workerFile } from '../../lib/threads.js';
 import { blobLength, blobRecord, findExact } from '../../shard/blob.js';
 import type { FlexColumns, ShardReader } from '../../shard/shard-reader.js';
 import { candidates, mayMatch } from '../../shard/trigram-index.js';
@@ -57,7 +56,7 @@ import {
 } from '../watch-hub.js';
 import type { WatchPlan } from '../watch-stream.js';
 import { makeMatcher, recordMatches } from './blob-searcher.js';
-import type { WatchMatchResult, WatchMatchTask } from './watch-match-task.js';
+import type { WatchMatchTask } from './watch-match-task.js';
 import type { Lease, ShardSet, ShardWeight } from './shard-set.js';
 
 type Target = Watch['target'];
@@ -124,7 +123,7 @@ export class LocalWatchFeed {
   private sliceMaxMs = 0;
   private readonly counts = { transitions: 0, shards: 0, records: 0, tuples: 0, matchMs: 0, busyMs: 0, longestSliceMs: 0 };
   /** The matcher's thread, from the first snapshot matched while a watch is open. */
-  private pool: Piscina | undefined;
+  private pool: WorkerPool<'watch-match'> | undefined;
   /** What the manifest said of each shard when it was new: the weights of shards that have left since are still known. */
   private readonly weights = new WeakMap<ShardReader, ShardWeight>();
   /** The registry version each target's patterns were last sent to the matcher in. */
@@ -317,12 +316,12 @@ export class LocalWatchFeed {
       target, version: registry.version, floor, added: read.map((i) => added[i]!.handle()), gone: gone.map((s) => s.handle()),
     };
     if (this.sentVersion[target] !== task.version) task.patterns = registry.list();
-    this.pool ??= new Piscina({
-      filename: workerFile('watch-match'), minThreads: 1, maxThreads: 1, concurrentTasksPerWorker: 1, idleTimeout: Infinity, maxQueue: 2,
+    this.pool ??= workerPool('watch-match', {
+      minThreads: 1, maxThreads: 1, concurrentTasksPerWorker: 1, idleTimeout: Infinity, maxQueue: 2,
     });
-    let r = await this.pool.run(task) as WatchMatchResult;
+    let r = await this.pool.run(task);
     // A thread started afresh (the last one died) has no patterns yet.
-    if (r.needPatterns === true) r = await this.pool.run({ ...task, patterns: registry.list() }) as WatchMatchResult;
+    if (r.needPatterns === true) r = await this.pool.run({ ...task, patterns: registry.list() });
     if (r.needPatterns === true) throw new Error('the watch matcher thread did not take the patterns it was sent');
     this.sentVersion[target] = task.version;
     this.counts.records += r.records;

@@ -11,11 +11,9 @@
 // queueSize alone refused every search under `--queue-max 0`.
 
 import { availableParallelism } from 'node:os';
-import path from 'node:path';
 import { MessageChannel } from 'node:worker_threads';
-import { Piscina } from 'piscina';
 import { LIMITS } from '../../config/limits.js';
-import { DIST_ROOT } from '../../config/paths.js';
+import { workerPool, type WorkerPool } from '../../lib/threads.js';
 import {
   CONTROL_CANCEL, CONTROL_CREDITS, CONTROL_SLOTS, INITIAL_CREDITS, type FlexTask, type TaskTime, type WorkerMessage,
 } from './scan-protocol.js';
@@ -57,7 +55,7 @@ export interface RunningScan {
 }
 
 export class ScanPool {
-  readonly piscina: Piscina;
+  readonly piscina: WorkerPool<'scan'>;
   readonly threads: number;
   private readonly queueMax: number;
   private readonly turnMs: number;
@@ -72,8 +70,7 @@ export class ScanPool {
     this.threads = opts.threads ?? availableParallelism();
     this.queueMax = opts.queueMax ?? LIMITS.poolQueueMax;
     this.turnMs = opts.turnMs ?? LIMITS.scanTurnMs;
-    this.piscina = new Piscina({
-      filename: path.join(DIST_ROOT, 'workers', 'scan.js'),
+    this.piscina = workerPool('scan', {
       minThreads: this.threads,
       maxThreads: this.threads,
       // Never reached (see above); kept finite so Piscina is not unbounded either.

@@ -12,10 +12,9 @@
 // and the totals are metrics (rrscan_scrub_*).
 
 import path from 'node:path';
-import { Piscina } from 'piscina';
 import { LIMITS } from '../../config/limits.js';
 import type { Log } from '../../lib/log.js';
-import { workerFile } from '../../lib/threads.js';
+import { workerPool, type WorkerPool } from '../../lib/threads.js';
 import type { ScrubResult, ScrubTask } from '../../shard/scrub.js';
 import type { ShardReader } from '../../shard/shard-reader.js';
 import type { ShardSet } from './shard-set.js';
@@ -41,7 +40,7 @@ export interface ScrubOptions {
 }
 
 export class ShardScrubber {
-  private readonly pool: Piscina;
+  private readonly pool: WorkerPool<'scrub'>;
   private readonly bytesPerSecond: number;
   private readonly passIntervalMs: number;
   private stopped = false;
@@ -52,8 +51,8 @@ export class ShardScrubber {
     this.bytesPerSecond = opts.bytesPerSecond;
     this.passIntervalMs = opts.passIntervalMs ?? LIMITS.scrubPassIntervalMs;
     // One thread, started for a pass and let go when idle: a scrub never competes with itself.
-    this.pool = new Piscina({
-      filename: workerFile('scrub'), minThreads: 0, maxThreads: 1, maxQueue: 1, concurrentTasksPerWorker: 1, idleTimeout: 1_000,
+    this.pool = workerPool('scrub', {
+      minThreads: 0, maxThreads: 1, maxQueue: 1, concurrentTasksPerWorker: 1, idleTimeout: 1_000,
     });
   }
 
@@ -103,7 +102,7 @@ export class ShardScrubber {
   private async scrub(reader: ShardReader): Promise<ScrubResult> {
     const file = path.join(this.shards.dataDir, reader.name);
     const task: ScrubTask = { file, identity: reader.identity, bytesPerSecond: this.bytesPerSecond };
-    const r = await this.pool.run(task) as ScrubResult;
+    const r = await this.pool.run(task);
     this.totals.bytes += r.bytes;
     if (r.outcome !== 'replaced') this.totals.shards++;
     return r;

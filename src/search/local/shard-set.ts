@@ -57,7 +57,7 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { BroadcastChannel } from 'node:worker_threads';
 import { LIMITS } from '../../config/limits.js';
-import { STREAM_MESSAGES } from '../../errors/catalogue.js';
+import { hasCode, STREAM_MESSAGES } from '../../errors/catalogue.js';
 import { failIf } from '../../lib/faults.js';
 import { silentLog, type Log } from '../../lib/log.js';
 import { SHARD_FILE_SUFFIX } from '../../shard/format.js';
@@ -548,7 +548,7 @@ export class ShardSet {
         if (this.quarantine.delete(file)) this.log.info({ file: this.pathOf(file) }, 'shard back in service: it verified');
       } else {
         served.delete(file);
-        this.quarantineFile(file, observed.get(file), o.error, o.code !== 'SHARD_CORRUPT');
+        this.quarantineFile(file, observed.get(file), o.error, !hasCode(o, 'SHARD_CORRUPT'));
         this.verified.delete(file);
       }
     }
@@ -627,8 +627,7 @@ export class ShardSet {
 }
 
 const isMissing = (err: unknown): boolean => {
-  const code = (err as { code?: unknown }).code;
-  return code === 'ENOENT' || code === 'ENOTDIR';
+  return hasCode(err, 'ENOENT', 'ENOTDIR');
 };
 
 /** A file's identity now; undefined when there is no such file (other errors are thrown). */

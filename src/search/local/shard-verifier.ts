@@ -11,18 +11,16 @@
 
 import path from 'node:path';
 import { availableParallelism } from 'node:os';
-import { Piscina } from 'piscina';
 import { LIMITS } from '../../config/limits.js';
-import { workerFile } from '../../lib/threads.js';
-import type { ScrubResult, ScrubTask } from '../../shard/scrub.js';
+import { workerPool, type WorkerPool } from '../../lib/threads.js';
+import type { ScrubTask } from '../../shard/scrub.js';
 import type { ShardHandle } from '../../shard/shard-reader.js';
 
 export class ShardVerifier {
-  private readonly pool: Piscina;
+  private readonly pool: WorkerPool<'scrub'>;
 
   constructor(private readonly dataDir: string) {
-    this.pool = new Piscina({
-      filename: workerFile('scrub'),
+    this.pool = workerPool('scrub', {
       minThreads: 0, maxThreads: Math.min(availableParallelism(), LIMITS.shardOpenThreadsMax),
       // A reload verifies at most the manifest's shards at once.
       maxQueue: LIMITS.shardsMax, concurrentTasksPerWorker: 1, idleTimeout: 1_000,
@@ -34,7 +32,7 @@ export class ShardVerifier {
     return Promise.all(shards.map(async (r) => {
       const task: ScrubTask = { file: path.join(this.dataDir, r.name), identity: r.identity, bytesPerSecond: 0 };
       try {
-        const result = await this.pool.run(task) as ScrubResult;
+        const result = await this.pool.run(task);
         if (result.outcome === 'intact') return undefined;
         return result.outcome === 'corrupt' ? result.reason : `${task.file}: replaced while it was verified`;
       } catch (err) {

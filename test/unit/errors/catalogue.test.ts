@@ -1,7 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { API_ERRORS, ApiError, isApiError } from '../../../src/errors/catalogue.js';
+import {
+  API_ERRORS, ApiError, CodedError, DnsFormatError, IngestError, asDiskFull, hasCode, isApiError,
+} from '../../../src/errors/catalogue.js';
 import { REPO } from '../../helpers/rrscan.js';
 
 const SPEC = path.resolve(REPO, '../shared/spec/service-spec.md');
@@ -42,5 +44,33 @@ describe('ApiError', () => {
     const copy = structuredClone({ code: e.code, message: e.message });
     expect(isApiError(copy)).toBe(true);
     expect(isApiError({ code: 'NOPE' })).toBe(false);
+  });
+});
+
+describe('hasCode', () => {
+  it('matches our errors, their plain copies from other threads, and the errors of Node and SQLite, by code only', () => {
+    const dns = new DnsFormatError('bad name');
+    expect(dns).toBeInstanceOf(CodedError);
+    expect(hasCode(dns, 'DNS_FORMAT')).toBe(true);
+    expect(hasCode(dns, 'BAD_PATTERN', 'DNS_FORMAT')).toBe(true);
+    expect(hasCode(dns, 'BAD_PATTERN')).toBe(false);
+    // A worker's error reaches the caller as fields, without its class.
+    const copy = structuredClone({ code: 'INGEST_BAD_INPUT', message: 'f: line 1: no', where: 'line 1' });
+    expect(copy).not.toBeInstanceOf(IngestError);
+    expect(hasCode(copy, 'INGEST_BAD_INPUT')).toBe(true);
+    expect(hasCode(Object.assign(new Error('gone'), { code: 'ENOENT' }), 'ENOENT', 'ENOTDIR')).toBe(true);
+    for (const notCoded of [undefined, null, 'DNS_FORMAT', 42, {}, { code: 7 }]) expect(hasCode(notCoded, 'DNS_FORMAT')).toBe(false);
+  });
+
+  it('takes only codes that exist: a misspelt one does not compile', () => {
+    // @ts-expect-error: 'DNS_FROMAT' is no error's code (tsc -p tsconfig.test.json, part of `npm run lint`, checks this line)
+    expect(hasCode(new DnsFormatError('x'), 'DNS_FROMAT')).toBe(false);
+  });
+
+  it('asDiskFull maps ENOSPC and EDQUOT through it, and leaves anything else as it is', () => {
+    const enospc = Object.assign(new Error('write'), { code: 'ENOSPC' });
+    expect(asDiskFull(enospc, '/data', 'manifest.json')).toMatchObject({ code: 'DISK_FULL', message: '/data: no space left on device (writing manifest.json)' });
+    const other = Object.assign(new Error('nope'), { code: 'EACCES' });
+    expect(asDiskFull(other, '/data', 'manifest.json')).toBe(other);
   });
 });

@@ -203,7 +203,7 @@ describe('NDJSON shapes', () => {
     // Lines of varied lengths over more than two read chunks, so boundaries fall mid-line.
     const lines: string[] = [];
     let bytes = 0;
-    for (let i = 0; bytes < 2.5 * LIMITS.ndjsonReadChunkBytes; i++) {
+    for (let i = 0; bytes < 2.5 * LIMITS.lineReadBufferBytes; i++) {
       const line = JSON.stringify({
         rrname: `h${i}.p${'p'.repeat(i % 50)}.example.`, rrtype: 'TXT', rdata: [`"${i}"`], count: i + 1, time_first: i, time_last: i,
       });
@@ -280,6 +280,23 @@ describe('NDJSON bad lines', () => {
     const { obs, rejects } = await readText([line(1), big, line(3), big, big, line(6)].join('\n'));
     expect(rejects.map((e) => [e.where, e.reason])).toEqual([2, 4, 5].map((n) => [`line ${n}`, `line longer than ${LIMITS.ingestLineBytesMax} bytes`]));
     expect(obs.map((o) => o.rrname)).toEqual(['n1.example.', 'n3.example.', 'n6.example.']);
+  });
+
+  it('bug: a line of exactly ingestLineBytesMax bytes and CRLF was refused when a read ended between its CR and LF', async () => {
+    // The carried-over part of a line was measured with its CR, a complete line without: the verdict hung on the read size.
+    const padded = (rrname: string, bytes: number) => {
+      const head = `{"rrname":"${rrname}","rrtype":"A","rdata":"192.0.2.1","time_first":1,"pad":"`;
+      return `${head}${'p'.repeat(bytes - head.length - 2)}"}`;
+    };
+    const max = LIMITS.ingestLineBytesMax;
+    const before = LIMITS.lineReadBufferBytes - (max + 1); // so that the first read ends right after the CR
+    const fill = [0, 1, 2].map((i) => padded(`fill${i}.example.`, Math.floor((before + i) / 3) - 2));
+    const exact = padded('exact.example.', max);
+    const text = `${fill.join('\r\n')}\r\n${exact}\r\n${padded('after.example.', 100)}\r\n`;
+    expect([text.indexOf('{"rrname":"exact'), Buffer.byteLength(exact)]).toEqual([before, max]);
+    const { obs, rejects } = await readText(text);
+    expect(rejects).toEqual([]);
+    expect(obs.map((o) => o.rrname)).toEqual(['fill0.example.', 'fill1.example.', 'fill2.example.', 'exact.example.', 'after.example.']);
   });
 
   it('stops when reject throws (past --max-errors) and closes the file', async () => {

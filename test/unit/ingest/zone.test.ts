@@ -199,6 +199,14 @@ describe('master-file syntax', () => {
     ]);
   });
 
+  it('bug: a line over the bound was "record longer than" when one read held it whole, "line longer than" when reads cut it', async () => {
+    // 1.5 MiB: the old 1 MiB reads carried its first MiB over and found its end in the next read, a complete line.
+    const f = zoneFile([`a.example. TXT "${'x'.repeat(3 << 19)}"`, 'b.example. A 192.0.2.2'].join('\n'));
+    const { obs, rejected } = await ingest(f);
+    expect(table(obs)).toEqual({ 'b.example. A': ['192.0.2.2'] });
+    expect(rejected).toEqual([{ file: f, where: 'line 1', reason: 'line longer than 1048576 bytes' }]);
+  });
+
   it('stops when ctx.reject throws (--max-errors exceeded)', async () => {
     const f = zoneFile(['a.example. A 1', 'b.example. A 2', 'c.example. A 192.0.2.1'].join('\n'));
     await expect(ingest(f, {}, 1)).rejects.toMatchObject({ code: 'INGEST_BAD_INPUT', where: 'line 2' });

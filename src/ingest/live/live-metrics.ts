@@ -1,14 +1,16 @@
 // The Prometheus metrics of a live ingest process (`rrscan ingest --listen
-// --metrics-port N`), on the same kind of listener as the server's
-// (metrics-listener.ts): the receiver's running totals (senders, frames,
+// --metrics-port N`), on the operator's listener the server uses too
+// (lib/metrics-listener.ts): the receiver's running totals (senders, frames,
 // records, bailiwick refusals, flushes) and the background compactor's.
-// Like metrics.ts, and with its helpers, every metric reads totals the parts
-// keep for themselves, and only when scraped.
+// Like the server's, every metric reads totals the parts keep for
+// themselves, and only when scraped (lib/prometheus.ts).
 
 import { Registry, collectDefaultMetrics } from 'prom-client';
-import type { ReceiverTotals } from '../ingest/live/receiver.js';
-import type { CompactorTotals } from '../shard/auto-compactor.js';
-import { counter, gauge, one } from './metrics.js';
+import type { Log } from '../../lib/log.js';
+import { startMetricsListener, type MetricsListener, type ReadinessCheck } from '../../lib/metrics-listener.js';
+import { counter, gauge, one } from '../../lib/prometheus.js';
+import type { CompactorTotals } from '../../shard/auto-compactor.js';
+import type { ReceiverTotals } from './receiver.js';
 
 export interface IngestMetricSources {
   readonly receiver: () => ReceiverTotals;
@@ -60,4 +62,10 @@ export function ingestMetricsRegistry(src: IngestMetricSources): Registry {
     total(registry, 'rrscan_compaction_seconds_total', 'Wall time of background merges', () => c().seconds);
   }
   return registry;
+}
+
+/** The metrics and health listener of `ingest --listen --metrics-port N`, on host:port. */
+export function startIngestMetrics(at: { host: string; port: number }, sources: IngestMetricSources, ready: ReadinessCheck,
+  log: Log): Promise<MetricsListener> {
+  return startMetricsListener(at.host, at.port, ingestMetricsRegistry(sources), ready, log);
 }

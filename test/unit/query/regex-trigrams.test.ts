@@ -5,7 +5,7 @@
 import RE2 from 're2';
 import { describe, expect, test } from 'vitest';
 import { compilePattern } from '../../../src/query/pattern.js';
-import { andQuery, orQuery } from '../../../src/query/trigram-query.js';
+import { andQuery, orQuery } from '../../../src/query/regex-trigrams.js';
 import { ALL, formatQuery, NONE, queryHolds, trigramCode, type TrigramQuery } from '../../../src/model/trigram-query.js';
 import { seededRandom } from '../../../src/demo/prng.js';
 
