@@ -1,8 +1,8 @@
 // Flexible-search results in batches, as every data tier hands them to the
 // search layer: a local scan worker renders each unique value's output lines
-// with a BatchBuilder (and posts the batch: local/scan-protocol.ts), the
-// ClickHouse tier builds them from its rows; sources read keys, line text and
-// rrtypes back with the functions below and never rebuild a line.
+// with a BatchBuilder (and transfers the batch: local/scan-protocol.ts), the
+// ClickHouse tier builds them from its rows; sources hand runs of the lines
+// on as bytes (BatchQueue) and never rebuild a line.
 
 import { LIMITS } from '../config/limits.js';
 import { jsonString } from '../render/json-text.js';
@@ -10,39 +10,36 @@ import { flexNameLine, flexRdataLine } from '../render/result-lines.js';
 
 /**
  * Unique values in ascending order, already rendered as the stream will
- * write them. Value i is keys[i] (the merge key); its output lines are
- * text[ends[i-1] .. ends[i]) (ends[-1] = 0), one line per rrtype, ascending,
- * each ending in a newline; those rrtypes are types[typeEnds[i-1] ..
- * typeEnds[i]), one per line, for the rare value that several shards hold
- * (the front end unites its lines by rrtype).
+ * write them: value i's output lines (one per rrtype, ascending, each ending
+ * in a newline) are bytes[ends[i-1] .. ends[i]) (ends[-1] = 0).
  *
- * Why pre-rendered: sent as one small array and a tuple of arrays per
- * value, a 10,000-result answer cost the front end's single thread about
- * 8 ms in structured-clone objects and garbage, and as much again building
- * JSON lines, while the workers sat idle. One string and a few typed arrays
- * per batch move that work to the workers.
+ * Why pre-rendered bytes: the lines go from the scan to the socket as they
+ * are. A local scan worker renders them and transfers the buffers (no copy,
+ * no per-value object or string on the front end's thread); the front end
+ * hands runs of them to uWS. Each tier merges its own data into one sorted
+ * source (the local scan task merges its shards, ClickHouse its parts), so
+ * nothing needs a value's key or rrtypes after this point.
+ *
+ * One byte a character: the lines are JSON of presentation text (names and
+ * rdata are printable ASCII with other bytes as \DDD escapes, json-text.ts),
+ * so latin1 and UTF-8 agree on every byte.
  */
 export interface FlexBatch {
-  keys: string[];
-  text: string;
+  count: number;
+  bytes: Uint8Array;
   ends: Uint32Array;
-  types: Uint16Array;
-  typeEnds: Uint32Array;
 }
 
-/** Collects one batch in the worker. */
+/** Collects one batch (in a scan worker, or as the ClickHouse tier reads rows). */
 export class BatchBuilder {
-  private keys: string[] = [];
   private text = '';
   private ends: number[] = [];
-  private types: number[] = [];
-  private typeEnds: number[] = [];
   /** Lines of the value being added, before the line-length cut. */
   private kept = 0;
   private json = '';
 
   get values(): number {
-    return this.keys.length;
+    return this.ends.length;
   }
 
   get bytes(): number {
@@ -57,7 +54,6 @@ export class BatchBuilder {
 
   nameLine(rrtype: number): void {
     this.text += flexNameLine(this.json, rrtype);
-    this.types.push(rrtype);
     this.kept++;
   }
 
@@ -68,39 +64,68 @@ export class BatchBuilder {
     // rather than breaking clients (the value still counts as a result).
     if (line.length - 1 > LIMITS.lineBytesMax) return; // its newline aside
     this.text += line;
-    this.types.push(rrtype);
   }
 
   /** Ends the value; false (and nothing kept) when the filters left it no rrtype. */
-  endValue(value: string): boolean {
+  endValue(): boolean {
     if (this.kept === 0) return false;
-    this.keys.push(value);
     this.ends.push(this.text.length);
-    this.typeEnds.push(this.types.length);
     return true;
   }
 
-  /** The batch so far, and a fresh start. */
+  /**
+   * The batch so far, and a fresh start. Its buffers are its own (not
+   * Buffer's shared pool), so a worker can transfer them.
+   */
   take(): FlexBatch {
-    const b: FlexBatch = {
-      keys: this.keys, text: this.text, ends: Uint32Array.from(this.ends),
-      types: Uint16Array.from(this.types), typeEnds: Uint32Array.from(this.typeEnds),
-    };
-    this.keys = [];
+    const bytes = new Uint8Array(this.text.length);
+    Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).write(this.text, 0, 'latin1');
+    const b: FlexBatch = { count: this.ends.length, bytes, ends: Uint32Array.from(this.ends) };
     this.text = '';
     this.ends = [];
-    this.types = [];
-    this.typeEnds = [];
     return b;
   }
 }
 
-/** The output lines of value i of a batch. */
-export function valueLines(b: FlexBatch, i: number): string {
-  return b.text.slice(i === 0 ? 0 : b.ends[i - 1]!, b.ends[i]!);
+/** The buffers a batch can be transferred with (postMessage's transfer list). */
+export function batchTransfer(b: FlexBatch): ArrayBuffer[] {
+  return [b.bytes.buffer as ArrayBuffer, b.ends.buffer as ArrayBuffer];
 }
 
-/** The rrtypes of value i's lines. */
-export function batchTypes(b: FlexBatch, i: number): Uint16Array {
-  return b.types.subarray(i === 0 ? 0 : b.typeEnds[i - 1]!, b.typeEnds[i]!);
+/**
+ * The batches of one sorted source, read in runs: what a source holds
+ * between the tier that fills it and the paginator that drains it.
+ */
+export class BatchQueue {
+  private readonly batches: FlexBatch[] = [];
+  /** The current value's index in batches[0]. */
+  private at = 0;
+  /** Values in the last run taken. */
+  taken = 0;
+
+  /** Batches held, the one being read included. */
+  get length(): number {
+    return this.batches.length;
+  }
+
+  push(b: FlexBatch): void {
+    if (b.count > 0) this.batches.push(b);
+  }
+
+  /**
+   * The lines of up to `max` values from the current one, within the first
+   * batch (a view, no copy), and moves past them; how many is in `taken`.
+   * Returns whether that drained the batch (it is dropped).
+   */
+  take(max: number): { lines: Uint8Array; drained: boolean } {
+    const b = this.batches[0]!;
+    const count = Math.min(max, b.count - this.at);
+    const lines = b.bytes.subarray(this.at === 0 ? 0 : b.ends[this.at - 1]!, b.ends[this.at + count - 1]!);
+    this.taken = count;
+    this.at += count;
+    if (this.at < b.count) return { lines, drained: false };
+    this.batches.shift();
+    this.at = 0;
+    return { lines, drained: true };
+  }
 }

@@ -28,10 +28,10 @@ import { STREAM_MESSAGES } from '../errors/catalogue.js';
 import { nextTurn } from '../lib/turns.js';
 import type { Terminator } from '../render/saf.js';
 import type { ResultSink } from './sink.js';
-import { HAS, WAIT, type OpenSources, type SortedSource, type SourceEvents } from './sources.js';
+import { HAS, WAIT, type BulkSource, type OpenSources, type SortedSource, type SourceEvents } from './sources.js';
 
 /** Folds the items of one key into one result. */
-export interface Combiner<S extends SortedSource, R> {
+export interface Combiner<S, R> {
   /** Takes the current item of `source` into the result being built. */
   add(source: S): void;
   /** The result built since the last take(), or undefined when it is no result (filtered out); starts afresh. */
@@ -68,7 +68,7 @@ export interface PageOutcome {
  * What can be paginated: sources to open (now, or when a promise settles),
  * or, when the answer ends before they are opened, to give up.
  */
-export interface Openable<S extends SortedSource> {
+export interface Openable<S> {
   open(events: SourceEvents): OpenSources<S> | Promise<OpenSources<S>>;
   cancel(): void;
 }
@@ -79,7 +79,12 @@ export interface Openable<S extends SortedSource> {
  */
 export function paginate<S extends SortedSource, R>(plan: Openable<S>, combiner: Combiner<S, R>, output: Output<R>,
   page: Page, sink: ResultSink): PageOutcome | Promise<PageOutcome> {
-  return new Paginator(combiner, output, page, sink).run(plan);
+  return new Paginator<S, R>(combiner, output, page, sink).run(plan);
+}
+
+/** Runs one search whose one source's items go out as they are, a run at a time (a flexible search): same rules, same outcome. */
+export function paginateBulk(plan: Openable<BulkSource>, page: Page, sink: ResultSink): PageOutcome | Promise<PageOutcome> {
+  return new Paginator<BulkSource, never>(undefined, { write: () => undefined, plain: true }, page, sink).run(plan);
 }
 
 /** Output of plain results: the lines go to the sink. */
@@ -87,20 +92,13 @@ export function linesTo(sink: ResultSink): Output<string> {
   return { write: (lines) => sink.text(lines), plain: true };
 }
 
-/**
- * A source that can hand over several items' lines at once (FlexSource.bulk,
- * LookupSource.bulk); alone(), where it has one, is called once first: the
- * source then has only items it would write.
- */
-interface BulkSource extends SortedSource {
-  alone?(): void;
-  bulk(max: number): string;
-  readonly bulkCount: number;
-}
-
 const GONE = 'client went away';
 
-class Paginator<S extends SortedSource, R> implements SourceEvents {
+/**
+ * S is a SortedSource (merged by key) or a BulkSource (one, written a run at
+ * a time); the entry points above keep the two apart.
+ */
+class Paginator<S, R> implements SourceEvents {
   private plan!: Openable<S>;
   private opened: OpenSources<S> | undefined;
   /** The sources are being opened (open() returned a promise): an end meanwhile closes them when they come. */
@@ -122,11 +120,11 @@ class Paginator<S extends SortedSource, R> implements SourceEvents {
   private skipped = 0;
   private written = 0;
   private error: unknown;
-  private readonly group: S[] = [];
+  private readonly group: SortedSource[] = [];
   /** A lone bulk source has been told so (BulkSource.alone). */
   private toldAlone = false;
 
-  constructor(private readonly combiner: Combiner<S, R>, private readonly output: Output<R>, private readonly page: Page,
+  constructor(private readonly combiner: Combiner<S, R> | undefined, private readonly output: Output<R>, private readonly page: Page,
     private readonly sink: ResultSink) {}
 
   /**
@@ -238,10 +236,10 @@ class Paginator<S extends SortedSource, R> implements SourceEvents {
 
   /** Merges until the answer ends, a source waits, the sink pushes back, or the turn is used up. */
   private step(): void {
-    const sources = this.opened!.sources;
+    const sources = this.opened!.sources as readonly (SortedSource | BulkSource)[];
     const lone = sources.length === 1 ? sources[0]! : undefined;
-    if (lone !== undefined && this.output.plain === true && 'bulk' in lone) {
-      const bulk = lone as unknown as BulkSource;
+    if (lone !== undefined && this.output.plain === true && typeof (lone as Partial<BulkSource>).bulk === 'function') {
+      const bulk = lone as BulkSource;
       if (!this.toldAlone) {
         this.toldAlone = true;
         bulk.alone?.();
@@ -304,7 +302,8 @@ class Paginator<S extends SortedSource, R> implements SourceEvents {
       }
       if (this.written >= this.page.limit) return this.finish('limited');
       const lines = source.bulk(Math.min(budget, this.page.limit - this.written));
-      this.sink.text(lines);
+      if (typeof lines === 'string') this.sink.text(lines);
+      else this.sink.bytes(lines);
       this.written += source.bulkCount;
       budget -= source.bulkCount;
     }
@@ -312,7 +311,7 @@ class Paginator<S extends SortedSource, R> implements SourceEvents {
 
   /** Fills `group` with the sources whose current key is the smallest; WAIT, or undefined when all are exhausted. */
   private nextGroup(): typeof WAIT | true | undefined {
-    const sources = this.opened!.sources;
+    const sources = this.opened!.sources as readonly SortedSource[];
     const group = this.group;
     group.length = 0;
     // One source (compacted data, or one shard that can match): no scan for a minimum, no key built.
@@ -322,7 +321,7 @@ class Paginator<S extends SortedSource, R> implements SourceEvents {
       group.push(sources[0]!);
       return true;
     }
-    let lone: S | undefined;
+    let lone: SortedSource | undefined;
     let live = 0;
     for (let i = 0; i < sources.length; i++) {
       const st = sources[i]!.state();
@@ -354,8 +353,9 @@ class Paginator<S extends SortedSource, R> implements SourceEvents {
 
   private combine(): R | undefined {
     const group = this.group;
-    for (let i = 0; i < group.length; i++) this.combiner.add(group[i]!);
+    const combiner = this.combiner!;
+    for (let i = 0; i < group.length; i++) combiner.add(group[i]! as S);
     for (let i = 0; i < group.length; i++) group[i]!.advance();
-    return this.combiner.take();
+    return combiner.take();
   }
 }

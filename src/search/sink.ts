@@ -21,6 +21,12 @@ export interface ResultSink {
   /** Appends result lines, each ending in "\n". */
   text(lines: string): void;
   /**
+   * Appends result lines as bytes, each ending in "\n" (a flexible search's,
+   * rendered by the tier: flex-batch.ts). The view is the sink's only until
+   * the call returns: keep a copy to write it later.
+   */
+  bytes(lines: Uint8Array): void;
+  /**
    * Sends what is buffered now rather than when a chunk fills or the
    * keep-alive interval passes (optional; a sink without it sends as it
    * likes): a watch's results are news (watch-stream.ts).

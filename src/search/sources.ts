@@ -39,7 +39,7 @@ export interface SourceEvents {
 }
 
 /** The sources of one search, and how to stop them all (a hang-up, a limit reached, a failure). */
-export interface OpenSources<S extends SortedSource> {
+export interface OpenSources<S> {
   readonly sources: readonly S[];
   close(): void;
   /**
@@ -51,23 +51,27 @@ export interface OpenSources<S extends SortedSource> {
 }
 
 /**
- * Flexible search: unique values (rrnames or rdata values), each with its
- * output lines already rendered (render/result-lines.ts), one per rrtype.
+ * A source whose items go out as they are, a run at a time: the paginator
+ * counts offset and limit in items of whole runs, with no merge and no
+ * per-item call. alone(), where there is one, is called once first.
  */
-export interface FlexSource extends SortedSource {
-  /** The current value's lines, each ending "\n", by ascending rrtype. */
-  lines(): string;
-  /** The rrtypes of those lines, in the same order. */
-  types(): ArrayLike<number>;
-  /**
-   * The lines of up to `max` values from the current one on (at least one:
-   * state() is HAS), as one string, and moves past them; how many is in
-   * `bulkCount`. For a search that has this source alone: its values need no
-   * merging, and taking them a batch at a time instead of a value at a time
-   * saves the merge's per-value calls (a 10,000-result answer).
-   */
-  bulk(max: number): string;
+export interface BulkSource {
+  state(): SourceState;
+  alone?(): void;
+  /** The lines of up to `max` items from the current one on (at least one: state() is HAS), and moves past them. */
+  bulk(max: number): string | Uint8Array;
+  /** How many items the last bulk() took. */
   readonly bulkCount: number;
+}
+
+/**
+ * Flexible search: unique values in order, each as its output lines
+ * (render/result-lines.ts), one per rrtype. A search has one: each tier
+ * merges its own data (the local scan tasks over every shard, ClickHouse in
+ * its SELECT), so its lines go out as bytes, as rendered (flex-batch.ts).
+ */
+export interface FlexSource extends BulkSource {
+  bulk(max: number): Uint8Array;
 }
 
 /** Standard search: result rows, before any aggregation across sources. */

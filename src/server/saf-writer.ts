@@ -379,6 +379,36 @@ export class SafWriter implements ResultSink {
   }
 
   /**
+   * Appends lines given as bytes (a flexible search's runs, as the tier
+   * rendered them: ASCII). A short run joins the pending text and leaves
+   * with it (a small answer is still one write with its terminator); a
+   * longer one goes to uWS as it is, after what is pending, in pieces that
+   * fit a cork: no string is made of it and nothing converts it.
+   */
+  bytes(lines: Uint8Array): void {
+    if (this.ended || this.aborted || lines.length === 0) return;
+    if (this.whole || lines.length < LIMITS.corkPieceBytes) {
+      this.text(Buffer.from(lines.buffer, lines.byteOffset, lines.length).toString('latin1'));
+      return;
+    }
+    if (this.pendingBytes > 0) this.flush();
+    if (this.gone) return;
+    this.lastWrite = Date.now();
+    this.meter.family.streamBytes += lines.length;
+    let ok = true;
+    for (let at = 0; at < lines.length; at += LIMITS.corkPieceBytes) {
+      if (this.aborted) return; // an aborted response must not be touched again
+      const piece = lines.subarray(at, at + LIMITS.corkPieceBytes);
+      this.res.cork(() => {
+        this.writeHead();
+        // As in flush(): every piece is written, pushed back or not; the producer waits for writable before the next run.
+        ok = this.res.write(piece) && ok;
+      });
+    }
+    if (!ok) this.pushedBack();
+  }
+
+  /**
    * Writes what is pending: in one cork, or in pieces that each fit uWS's
    * cork buffer (LIMITS.corkPieceBytes says why); a stopped stream's last
    * lines too (it is draining).

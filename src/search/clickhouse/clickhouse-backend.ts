@@ -16,7 +16,7 @@ import type { FlexQuery } from '../../query/flex-query.js';
 import type { LookupQuery } from '../../query/lookup-query.js';
 import type { Effective } from '../../query/params.js';
 import type { FlexPlan, LookupPlan, SearchBackend } from '../backend.js';
-import type { OpenSources, SortedSource, SourceEvents } from '../sources.js';
+import type { OpenSources, SourceEvents } from '../sources.js';
 import { compileFlex } from '../flex-patterns.js';
 import { flexSql } from './flex-sql.js';
 import { lookupShape } from './lookup-sql.js';
@@ -94,7 +94,7 @@ export class ClickHouseBackend implements SearchBackend {
    * giving its query slot back (`release`) when it ends or is closed. SQL
    * that cannot be built fails the search in-stream and frees the slot.
    */
-  private openOne<S extends StreamedSelect & SortedSource>(events: SourceEvents, release: () => void, make: () => S): OpenSources<S> {
+  private openOne<S extends StreamedSelect>(events: SourceEvents, release: () => void, make: () => S): OpenSources<S> {
     let source: S;
     try {
       source = make();

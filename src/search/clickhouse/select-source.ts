@@ -12,16 +12,15 @@ import { LIMITS } from '../../config/limits.js';
 import { tsvField, tsvNumbers, tsvPlainStrings } from '../../clickhouse/tab-separated.js';
 import type { FlexTarget } from '../../query/flex-query.js';
 import { END, HAS, WAIT, type FlexSource, type SourceEvents, type SourceState } from '../sources.js';
-import { batchTypes, BatchBuilder, valueLines, type FlexBatch } from '../flex-batch.js';
+import { BatchBuilder, BatchQueue } from '../flex-batch.js';
 import { StreamedSelect } from './streamed-select.js';
 
 /** How every row of flex-sql.ts begins: its array of rrtypes. */
 const ROW_START = /^\[(\d+(,\d+)*)?\]\t/;
 
 export class SelectFlexSource extends StreamedSelect implements FlexSource {
-  private readonly batches: FlexBatch[] = [];
+  private readonly batches = new BatchQueue();
   private readonly builder = new BatchBuilder();
-  private at = 0;
   bulkCount = 0;
 
   /** The rows of `sql` (flex-sql.ts) for a search of `target`. */
@@ -57,7 +56,7 @@ export class SelectFlexSource extends StreamedSelect implements FlexSource {
         if (hexes === undefined) b.nameLine(types[i]!);
         else b.rdataLine(types[i]!, hexes[i]!);
       }
-      b.endValue(value);
+      b.endValue();
       if (b.values >= LIMITS.batchItemsMax || b.bytes >= LIMITS.writeChunkBytes) this.batches.push(b.take());
     }
     if (b.values > 0) this.batches.push(b.take());
@@ -68,34 +67,10 @@ export class SelectFlexSource extends StreamedSelect implements FlexSource {
     return this.finished ? END : WAIT;
   }
 
-  key(): string {
-    return this.batches[0]!.keys[this.at]!;
+  bulk(max: number): Uint8Array {
+    const { lines, drained } = this.batches.take(max);
+    this.bulkCount = this.batches.taken;
+    if (drained && this.batches.length <= 1) this.running?.resume();
+    return lines;
   }
-
-  lines(): string {
-    return valueLines(this.batches[0]!, this.at);
-  }
-
-  types(): ArrayLike<number> {
-    return batchTypes(this.batches[0]!, this.at);
-  }
-
-  advance(): void {
-    this.at++;
-    if (this.at < this.batches[0]!.keys.length) return;
-    this.batches.shift();
-    this.at = 0;
-    if (this.batches.length <= 1) this.running?.resume();
-  }
-
-  bulk(max: number): string {
-    const b = this.batches[0]!;
-    const count = Math.min(max, b.keys.length - this.at);
-    const text = b.text.slice(this.at === 0 ? 0 : b.ends[this.at - 1]!, b.ends[this.at + count - 1]!);
-    this.bulkCount = count;
-    this.at += count - 1;
-    this.advance();
-    return text;
-  }
-
 }

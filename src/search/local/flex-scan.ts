@@ -31,7 +31,7 @@ import { blobLength, blobLowerBound, blobRecord } from '../../shard/blob.js';
 import { ShardReader, type FlexColumns, type ShardHandle } from '../../shard/shard-reader.js';
 import { candidates } from '../../shard/trigram-index.js';
 import { findNext, makeMatcher, recordMatches } from './blob-searcher.js';
-import { BatchBuilder } from '../flex-batch.js';
+import { BatchBuilder, batchTransfer } from '../flex-batch.js';
 import {
   CONTROL_CANCEL, CONTROL_CREDITS, RETIRED_SHARDS_CHANNEL, type FlexTask, type TaskTime, type WorkerMessage,
 } from './scan-protocol.js';
@@ -366,7 +366,7 @@ export class FlexScan {
       if (this.task.target === 'rrnames') this.batch.nameLine(e.type);
       else this.batch.rdataLine(e.type, hex(e.shard.rdataWire(e.link)));
     }
-    if (!this.batch.endValue(value)) return;
+    if (!this.batch.endValue()) return;
     this.matched++;
     if (this.batch.values >= LIMITS.batchItemsMax || this.batch.bytes >= LIMITS.writeChunkBytes) this.flush();
   }
@@ -436,7 +436,8 @@ export class FlexScan {
     if (fault('scan-exit', this.task.pattern)) process.exit(1);
     failIf('scan-throw', this.task.pattern);
     Atomics.sub(ctl, CONTROL_CREDITS, 1);
-    this.post({ type: 'batch', batch: this.batch.take() });
+    const batch = this.batch.take();
+    this.task.port.postMessage({ type: 'batch', batch } satisfies WorkerMessage, batchTransfer(batch));
     this.lastFlush = performance.now();
   }
 }

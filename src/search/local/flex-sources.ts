@@ -8,18 +8,19 @@
 // from `succeeded`).
 //
 // Pauses: a worker left without credits for a moment ends its task with
-// `resumeFrom` (scan-protocol.ts), giving its thread back; so does a first
-// task that found its range's share of the answer (firstWant below), or ran
-// out of its turn. The part runs on as a new task from resumeFrom once the
-// source has nearly drained what the part holds, so at most one batch beyond
-// the credits is ever buffered per part.
+// `resumeFrom` (scan-protocol.ts), giving its thread back; so does a task
+// that found its share of the answer (a later range's first task: one
+// batch, openFlexSources), or ran out of its turn. The part runs on as a new
+// task from resumeFrom once the source has nearly drained what the part
+// holds, so at most one batch beyond the credits is ever buffered per part;
+// a part the source has not come to yet runs on only until it has its share.
 
 import { LIMITS } from '../../config/limits.js';
 import { hasCode, STREAM_MESSAGES } from '../../errors/catalogue.js';
 import type { TimeFence } from '../../model/filters.js';
 import type { FlexQuery } from '../../query/flex-query.js';
 import { END, HAS, WAIT, type FlexSource, type OpenSources, type SourceEvents, type SourceState } from '../sources.js';
-import { batchTypes, valueLines, type FlexBatch } from '../flex-batch.js';
+import { BatchQueue } from '../flex-batch.js';
 import type { ShardHandle, ShardReader } from '../../shard/shard-reader.js';
 import type { FlexPlanShape, FlexRange } from './flex-plan.js';
 import type { RunningScan, ScanPool } from './scan-pool.js';
@@ -36,16 +37,12 @@ interface SearchTasks {
   events: SourceEvents;
   /** Unique values the whole answer needs (offset + limit + 1). */
   want: number;
-  /** A first task's share of `want`; see sharesOf. */
-  firstWant: number;
   credits: number;
 }
 
 /** One range of values and the batches its tasks have sent. */
 class Part {
-  readonly batches: FlexBatch[] = [];
-  /** Index of the current value in batches[0]. */
-  at = 0;
+  readonly batches = new BatchQueue();
   finished = false;
   private scan: RunningScan | undefined;
   /** Values received from this part's tasks; a resumed task wants the rest. */
@@ -53,10 +50,17 @@ class Part {
   /** Where the paused task stopped, until the next task starts there. */
   private resumeFrom: string | undefined;
   private closed = false;
+  /**
+   * The source reads this part now: a paused task may run on. Until then a
+   * part runs on only until it has found its first task's share (firstWant),
+   * and then waits with it.
+   */
+  private reading = false;
 
-  constructor(private readonly range: FlexRange, private readonly t: SearchTasks) {}
+  /** `firstWant`: the first task's share of the answer (openFlexSources says why). */
+  constructor(private readonly range: FlexRange, private readonly t: SearchTasks, private readonly firstWant: number) {}
 
-  start(from = this.range.from, want = this.t.firstWant): void {
+  start(from = this.range.from, want = this.firstWant): void {
     const { q, pool } = this.t;
     this.scan = pool.run({
       kind: 'flex', shards: this.t.shards, target: q.target, method: q.method, pattern: q.pattern, exclude: q.exclude,
@@ -68,7 +72,7 @@ class Part {
     if (this.closed) return;
     if (m.type === 'batch') {
       this.batches.push(m.batch);
-      this.received += m.batch.keys.length;
+      this.received += m.batch.count;
     } else if (m.type === 'end') {
       this.scan = undefined;
       if (m.resumeFrom !== undefined && !m.cancelled && this.received < this.t.want) {
@@ -86,32 +90,29 @@ class Part {
     this.t.events.ready();
   }
 
-  /** Starts the rest of a paused part once at most one of its batches is left to merge. */
+  /** The source has come to this part. */
+  read(): void {
+    this.reading = true;
+    this.resume();
+  }
+
+  /** Starts the rest of a paused part once at most one of its batches is left to merge, if it is read or short of its share. */
   private resume(): void {
     if (this.closed || this.resumeFrom === undefined || this.batches.length > 1) return;
+    if (!this.reading && this.received >= this.firstWant) return;
     const from = this.resumeFrom;
     this.resumeFrom = undefined;
     this.start(from, this.t.want - this.received);
   }
 
-  /** Moves past the current value; a drained batch returns its credit to the worker. */
-  advance(): void {
-    this.at++;
-    if (this.at < this.batches[0]!.keys.length) return;
-    this.batches.shift();
-    this.at = 0;
-    this.scan?.credit();
-    this.resume();
-  }
-
-  /** Lines of up to `max` values from the current one, within the first batch; moves past them. */
-  take(max: number): { text: string; count: number } {
-    const b = this.batches[0]!;
-    const count = Math.min(max, b.keys.length - this.at);
-    const text = b.text.slice(this.at === 0 ? 0 : b.ends[this.at - 1]!, b.ends[this.at + count - 1]!);
-    this.at += count - 1;
-    this.advance();
-    return { text, count };
+  /** The lines of up to `max` values from the current one, within the first batch; a drained batch returns its credit. */
+  take(max: number): Uint8Array {
+    const { lines, drained } = this.batches.take(max);
+    if (drained) {
+      this.scan?.credit();
+      this.resume();
+    }
+    return lines;
   }
 
   /** Stops the part; resolves once its worker has let go of the shards. */
@@ -126,8 +127,11 @@ class Part {
 /** The search's values: its parts, read in order. */
 class RangesSource implements FlexSource {
   private current = 0;
+  bulkCount = 0;
 
-  constructor(readonly parts: Part[]) {}
+  constructor(readonly parts: Part[]) {
+    parts[0]?.read();
+  }
 
   state(): SourceState {
     for (;;) {
@@ -135,39 +139,15 @@ class RangesSource implements FlexSource {
       if (!part) return END;
       if (part.batches.length > 0) return HAS;
       if (!part.finished) return WAIT;
-      this.current++;
+      this.parts[++this.current]?.read();
     }
   }
 
-  private get part(): Part {
-    return this.parts[this.current]!;
-  }
-
-  key(): string {
-    const p = this.part;
-    return p.batches[0]!.keys[p.at]!;
-  }
-
-  lines(): string {
-    const p = this.part;
-    return valueLines(p.batches[0]!, p.at);
-  }
-
-  types(): ArrayLike<number> {
-    const p = this.part;
-    return batchTypes(p.batches[0]!, p.at);
-  }
-
-  advance(): void {
-    this.part.advance();
-  }
-
-  bulkCount = 0;
-
-  bulk(max: number): string {
-    const { text, count } = this.part.take(max);
-    this.bulkCount = count;
-    return text;
+  bulk(max: number): Uint8Array {
+    const part = this.parts[this.current]!;
+    const lines = part.take(max);
+    this.bulkCount = part.batches.taken;
+    return lines;
   }
 }
 
@@ -176,17 +156,10 @@ class RangesSource implements FlexSource {
  * the reader. Larger answers keep INITIAL_CREDITS and pause when the reader
  * is slow: what a stalled stream holds is credits x batch per part, and 12
  * batches per part measured 5 MB per slow reader.
- * A first task asks for its range's fair share of the answer, with room to
- * spare, not all of it: a later range's task that produced all `want` items
- * would hold its thread for values the answer may never reach. A part that
- * delivered its share and is drained runs on from where it stopped
- * (resumeFrom), so nothing is lost.
  */
-function sharesOf(want: number, ranges: number): { firstWant: number; credits: number } {
-  const firstWant = Math.min(want, Math.max(LIMITS.batchItemsMax, Math.ceil((want * 3) / (2 * Math.max(1, ranges)))));
-  const credits = want > LIMITS.resultsDefault + 1 ? INITIAL_CREDITS
+function creditsFor(want: number): number {
+  return want > LIMITS.resultsDefault + 1 ? INITIAL_CREDITS
     : Math.min(LIMITS.scanCreditsMax, Math.max(INITIAL_CREDITS, Math.ceil(want / LIMITS.batchItemsMax) + 1));
-  return { firstWant, credits };
 }
 
 const handleOf = (s: ShardReader): ShardHandle => s.handle();
@@ -200,10 +173,15 @@ export function openFlexSources(plan: FlexPlanShape, q: FlexQuery, fence: TimeFe
   events: SourceEvents, idle: () => void): OpenSources<FlexSource> {
   if (plan.scanned.length === 0) return { sources: [], close: idle };
   const t: SearchTasks = {
-    q, fence, shards: plan.scanned.map(handleOf), others: plan.others.map(handleOf), pool, events, want,
-    ...sharesOf(want, plan.ranges.length),
+    q, fence, shards: plan.scanned.map(handleOf), others: plan.others.map(handleOf), pool, events, want, credits: creditsFor(want),
   };
-  const parts = plan.ranges.map((r) => new Part(r, t));
+  // The first range's task looks for the whole answer. A later range's first
+  // task looks for one batch: the answer reaches it only if the ranges before
+  // fall short, and then finds a batch waiting while the rest of the range
+  // runs on from where it stopped (resumeFrom). Asking it for more rendered
+  // values nobody read: a dense 10,000-result answer over two ranges had the
+  // second render 7,500 (a third of the workers' time).
+  const parts = plan.ranges.map((r, i) => new Part(r, t, i === 0 ? want : Math.min(want, LIMITS.batchItemsMax)));
   for (const p of parts) p.start();
   return {
     sources: [new RangesSource(parts)],

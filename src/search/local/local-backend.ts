@@ -17,7 +17,7 @@ import { ShardSet, type ShardSetStats, type Snapshot } from './shard-set.js';
 import { silentLog, type Log } from '../../lib/log.js';
 import { ShardScrubber, type ScrubStats } from './shard-scrub.js';
 import type { Openable } from '../paginator.js';
-import type { OpenSources, SortedSource } from '../sources.js';
+import type { OpenSources } from '../sources.js';
 import type { WatchQuery } from '../../query/watch-query.js';
 import type { WatchPlan } from '../watch-stream.js';
 import { LocalWatchFeed, type LocalWatchStats } from './local-watch-feed.js';
@@ -43,7 +43,7 @@ export interface LocalBackendStats {
  * waits for them (its deadline running, keep-alives going out) instead of
  * being answered from shards nobody has checked.
  */
-function later<S extends SortedSource>(plan: Promise<Openable<S>>): Openable<S> {
+function later<S>(plan: Promise<Openable<S>>): Openable<S> {
   return {
     open: (events) => plan.then((p) => p.open(events)),
     cancel: () => void plan.then((p) => p.cancel(), () => undefined),
@@ -120,7 +120,7 @@ export class LocalBackend implements SearchBackend {
    * nothing). `checked` gives the sources the shard set's verdict on what
    * they read (OpenSources.damaged).
    */
-  private lease(): { snapshot: Snapshot; end: () => void; checked<S extends SortedSource>(o: OpenSources<S>): OpenSources<S> } {
+  private lease(): { snapshot: Snapshot; end: () => void; checked<S>(o: OpenSources<S>): OpenSources<S> } {
     const lease = this.shards.lease();
     let held = true;
     return {

@@ -4,9 +4,11 @@
 import { describe, expect, it } from 'vitest';
 import { LIMITS } from '../../../src/config/limits.js';
 import { turnsTaken } from '../../../src/lib/turns.js';
-import { linesTo, paginate, type Combiner, type Output, type Page } from '../../../src/search/paginator.js';
+import { linesTo, paginate, paginateBulk, type Combiner, type Output, type Page } from '../../../src/search/paginator.js';
 import type { ResultSink } from '../../../src/search/sink.js';
-import { END, HAS, WAIT, type OpenSources, type SortedSource, type SourceEvents, type SourceState } from '../../../src/search/sources.js';
+import {
+  END, HAS, WAIT, type FlexSource, type OpenSources, type SortedSource, type SourceEvents, type SourceState,
+} from '../../../src/search/sources.js';
 import type { Terminator } from '../../../src/render/saf.js';
 
 /** Items are keys; the string 'wait' makes the source WAIT until release() is called. */
@@ -52,6 +54,9 @@ class FakeSink implements ResultSink {
   text(lines: string): void {
     expect(this.ended).toBeUndefined();
     this.out.push(lines);
+  }
+  bytes(lines: Uint8Array): void {
+    this.text(Buffer.from(lines).toString('latin1'));
   }
   end(cond: Terminator, msg?: string): void {
     expect(this.ended).toBeUndefined();
@@ -99,7 +104,7 @@ function setup(lists: Record<string, string[]>) {
 
 const page = (p: Partial<Page> = {}): Page => ({ offset: 0, limit: 100, deadlineMs: 10_000, ...p });
 
-/** A lone source that hands over runs of at most 3 items (a batch), as a flex shard does. */
+/** A lone source that hands over runs of at most 3 items (a batch), as a lookup's lone shard does. */
 class FakeBulkSource extends FakeSource {
   bulkCount = 0;
   bulk(max: number): string {
@@ -111,6 +116,20 @@ class FakeBulkSource extends FakeSource {
       this.bulkCount++;
     }
     return text;
+  }
+}
+
+/** The same runs as bytes: a flexible search's one source. */
+class FakeByteSource implements FlexSource {
+  constructor(private readonly runs: FakeBulkSource) {}
+  state(): SourceState {
+    return this.runs.state();
+  }
+  get bulkCount(): number {
+    return this.runs.bulkCount;
+  }
+  bulk(max: number): Uint8Array {
+    return Buffer.from(this.runs.bulk(max), 'latin1');
   }
 }
 
@@ -275,6 +294,14 @@ describe('paginator', () => {
       const oneSink = new FakeSink();
       const one = await paginate(f.open, new Names(), { write: (l: string) => oneSink.text(l) }, page({ offset, limit }), oneSink);
       expect([bulk, bulkSink.out.join(''), bulkSink.ended], `offset ${offset} limit ${limit}`)
+        .toEqual([one, oneSink.out.join(''), oneSink.ended]);
+      const bytesSrc = new FakeByteSource(new FakeBulkSource('a', keys, () => events!));
+      const bytesSink = new FakeSink();
+      const bytes = await paginateBulk({
+        open: (ev: SourceEvents) => { events = ev; return { sources: [bytesSrc], close: () => undefined }; },
+        cancel: () => undefined,
+      }, page({ offset, limit }), bytesSink);
+      expect([bytes, bytesSink.out.join(''), bytesSink.ended], `bytes: offset ${offset} limit ${limit}`)
         .toEqual([one, oneSink.out.join(''), oneSink.ended]);
     }
   });

@@ -36,6 +36,9 @@ class Sink implements ResultSink {
     expect(this.ended).toBeUndefined();
     this.out += lines;
   }
+  bytes(lines: Uint8Array): void {
+    this.text(Buffer.from(lines).toString('latin1'));
+  }
   flush(): void {
     this.flushes++;
   }
