@@ -32,7 +32,10 @@ export interface FlexBatch {
 
 /** Collects one batch (in a scan worker, or as the ClickHouse tier reads rows). */
 export class BatchBuilder {
-  private text = '';
+  /** The lines so far, written straight into bytes: joining strings and converting them at the end cost twice as much. */
+  private buf = Buffer.allocUnsafeSlow(LIMITS.writeChunkBytes * 2);
+  private used = 0;
+  /** Where each value's lines end in buf. */
   private ends: number[] = [];
   /** Lines of the value being added, before the line-length cut. */
   private kept = 0;
@@ -43,7 +46,7 @@ export class BatchBuilder {
   }
 
   get bytes(): number {
-    return this.text.length;
+    return this.used;
   }
 
   /** Starts a value; add its rrtypes in ascending order, then call endValue. */
@@ -53,7 +56,7 @@ export class BatchBuilder {
   }
 
   nameLine(rrtype: number): void {
-    this.text += flexNameLine(this.json, rrtype);
+    this.append(flexNameLine(this.json, rrtype));
     this.kept++;
   }
 
@@ -63,27 +66,33 @@ export class BatchBuilder {
     // compat.md: keep lines well under 64 KiB; a longer rdata is left out
     // rather than breaking clients (the value still counts as a result).
     if (line.length - 1 > LIMITS.lineBytesMax) return; // its newline aside
-    this.text += line;
+    this.append(line);
   }
 
   /** Ends the value; false (and nothing kept) when the filters left it no rrtype. */
   endValue(): boolean {
     if (this.kept === 0) return false;
-    this.ends.push(this.text.length);
+    this.ends.push(this.used);
     return true;
   }
 
-  /**
-   * The batch so far, and a fresh start. Its buffers are its own (not
-   * Buffer's shared pool), so a worker can transfer them.
-   */
+  /** The batch so far (its buffers its own, not Buffer's shared pool, so a worker can transfer them), and a fresh start. */
   take(): FlexBatch {
-    const bytes = new Uint8Array(this.text.length);
-    Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).write(this.text, 0, 'latin1');
+    const bytes = new Uint8Array(this.used);
+    bytes.set(this.buf.subarray(0, this.used));
     const b: FlexBatch = { count: this.ends.length, bytes, ends: Uint32Array.from(this.ends) };
-    this.text = '';
+    this.used = 0;
     this.ends = [];
     return b;
+  }
+
+  private append(line: string): void {
+    if (this.used + line.length > this.buf.length) {
+      const grown = Buffer.allocUnsafeSlow(Math.max(this.buf.length * 2, this.used + line.length));
+      this.buf.copy(grown, 0, 0, this.used);
+      this.buf = grown;
+    }
+    this.used += this.buf.write(line, this.used, 'latin1');
   }
 }
 

@@ -199,7 +199,8 @@ class Cursor {
 
   private found(i: number): true {
     this.head = i;
-    this.key = blobRecord(this.cols, i);
+    // A dense match is the record the merge just read as this cursor's position: its value is made once.
+    this.key = i === this.nextAt ? this.nextKey : blobRecord(this.cols, i);
     return true;
   }
 
