@@ -122,7 +122,15 @@ function samples(dir: string): { name: string; address: string; parent: string }
       break;
     }
   }
-  const parent = name.split('.').slice(-3).join('.');
+  // The parent (a name less its first label) that most names of a stretch of the shard sit under: a wildcard
+  // lookup of it has rows to spare for limit=1000 (a parent of the sampled name may have a handful).
+  const under = new Map<string, number>();
+  for (let o = 0; o < Math.min(owners, 200_000); o++) {
+    const n = r.ownerName(r.rrsetsStart(o));
+    const p = n.slice(n.indexOf('.') + 1);
+    under.set(p, (under.get(p) ?? 0) + 1);
+  }
+  const parent = [...under].reduce((a, b) => (b[1] > a[1] ? b : a), ['', 0])[0] || name.split('.').slice(-3).join('.');
   return { name, address, parent };
 }
 
