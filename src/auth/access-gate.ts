@@ -73,13 +73,14 @@ import type { ConcurrencyLimiter, Lease } from './concurrency.js';
 import { canonicalKey, hashKey, sameKeyHash } from './key-material.js';
 import type { Awaitable, ChargeOutcome, KeyRecord, KeyStore, KeyStoreNotice } from './key-store.js';
 import { isExpired, isMetered, resolveFence } from './licence.js';
-import type { Licence } from './licence.js';
+import type { ChargedEndpoint, Licence } from './licence.js';
 import { QuotaLedger, type ChargeStamp } from './quota-ledger.js';
 import { quotaHeaders, rateLimitBody } from './rate-limit-body.js';
 import { openConcurrencyLimiter, openKeyStore } from './stores/open-key-store.js';
 import type { KeyStoreConfig } from './stores/open-key-store.js';
 
-export type Endpoint = 'flex' | 'lookup' | 'summarize' | 'rate_limit';
+/** What the gate admits: the charged searches, and rate_limit (never charged). */
+export type Endpoint = ChargedEndpoint | 'rate_limit';
 
 /**
  * Requests refused by a key's own limits, by which limit, since the gate

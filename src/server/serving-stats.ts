@@ -16,11 +16,14 @@
 // moment the status line is handed to uWS; the time to terminator, for 200
 // streams, to the moment the terminator is.
 
+import type { Endpoint } from '../auth/access-gate.js';
 import type { Terminator } from '../render/saf.js';
 
-export const FAMILIES = ['flex', 'lookup', 'rate_limit', 'ping', 'other'] as const;
-/** Endpoint families: summarize counts as lookup (the same standard-search path); anything unrouted as other. */
-export type Family = typeof FAMILIES[number];
+/** Endpoint families: summarize counts as lookup (the same standard-search path); ping apart; anything unrouted as other. */
+export type Family = Exclude<Endpoint, 'summarize'> | 'ping' | 'other';
+export const FAMILIES = ['flex', 'lookup', 'rate_limit', 'ping', 'other'] as const satisfies readonly Family[];
+/** Compiles only while every Family is in FAMILIES (the `satisfies` above checks the other way). */
+export const EVERY_FAMILY_LISTED: [Exclude<Family, (typeof FAMILIES)[number]>] extends [never] ? true : never = true;
 
 /** Every status the front end writes (wire.ts REASONS); anything else would count under the last slot. */
 export const STATUSES = [200, 204, 400, 401, 403, 404, 415, 416, 429, 500, 503] as const;
