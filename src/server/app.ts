@@ -50,7 +50,7 @@ import { parseWatchRequest } from './watch-request.js';
 import { ServingStats, type Family, type OverloadCause } from './serving-stats.js';
 import { setNotSentLowat } from './socket-tuning.js';
 import { openTlsApp } from './tls-credentials.js';
-import { uws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
+import { uws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from '../lib/uws.js';
 
 export interface ServerOptions {
   dataDir: string;
