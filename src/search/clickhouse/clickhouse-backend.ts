@@ -15,7 +15,7 @@ import { ApiError, STREAM_MESSAGES } from '../../errors/catalogue.js';
 import type { FlexQuery } from '../../query/flex-query.js';
 import type { LookupQuery } from '../../query/lookup-query.js';
 import type { Effective } from '../../query/params.js';
-import type { FlexPlan, LookupPlan, SearchBackend } from '../backend.js';
+import type { BackendDescription, FlexPlan, LookupPlan, SearchBackend } from '../backend.js';
 import type { OpenSources, SourceEvents } from '../sources.js';
 import { compileFlex } from '../flex-patterns.js';
 import { flexSql } from './flex-sql.js';
@@ -118,10 +118,13 @@ export class ClickHouseBackend implements SearchBackend {
     return this.watchFeed.plan(q, eff);
   }
 
-  describe(): Record<string, unknown> {
+  describe(): BackendDescription {
     return {
-      backend: 'clickhouse', url: this.opts.url, database: this.opts.database, distributed: this.tables.distributed,
-      ngramIndex: this.tables.ngramIndex, querySeconds: this.querySeconds,
+      message: 'data backend ready',
+      fields: {
+        backend: 'clickhouse', url: this.opts.url, database: this.opts.database, distributed: this.tables.distributed,
+        ngramIndex: this.tables.ngramIndex, querySeconds: this.querySeconds,
+      },
     };
   }
 

@@ -7,7 +7,7 @@ import { ApiError } from '../../errors/catalogue.js';
 import type { FlexQuery } from '../../query/flex-query.js';
 import type { LookupQuery } from '../../query/lookup-query.js';
 import type { Effective } from '../../query/params.js';
-import type { FlexPlan, LookupPlan, SearchBackend } from '../backend.js';
+import type { BackendDescription, FlexPlan, LookupPlan, SearchBackend } from '../backend.js';
 import { openFlexSources } from './flex-sources.js';
 import { compileFlex } from '../flex-patterns.js';
 import { planFlex } from './flex-plan.js';
@@ -55,6 +55,7 @@ export class LocalBackend implements SearchBackend {
   private readonly pool: ScanPool;
   private readonly scrubber: ShardScrubber | undefined;
   private readonly log: Log;
+  private readonly dataDir: string;
   /** Standing watches: made with the first one, fed by every snapshot the shard set installs. */
   private watchFeed: LocalWatchFeed | undefined;
 
@@ -62,6 +63,7 @@ export class LocalBackend implements SearchBackend {
   constructor(opts: LocalBackendOptions) {
     const log = opts.log ?? silentLog;
     this.log = log;
+    this.dataDir = opts.dataDir;
     this.shards = new ShardSet(opts.dataDir, log);
     this.shards.load();
     this.shards.watch(() => this.watchFeed?.published());
@@ -138,13 +140,18 @@ export class LocalBackend implements SearchBackend {
     return this.watchFeed.plan(q, eff);
   }
 
-  describe(): Record<string, unknown> {
+  describe(): BackendDescription {
     const snap = this.shards.current();
     const st = this.shards.stats();
-    return {
+    const fields = {
       backend: 'local', shards: snap.shards.length, verifying: st.verifying, quarantined: st.quarantined.length,
       generation: snap.generation, threads: this.pool.threads,
     };
+    // Served, still being verified, or quarantined: what the manifest lists.
+    if (snap.shards.length + st.verifying + st.quarantined.length > 0) return { message: 'shards loaded', fields };
+    const empty = { message: 'the data directory holds no shards: every search finds nothing until data is ingested',
+      fields: { dataDir: this.dataDir } };
+    return { message: 'shards loaded', fields, empty };
   }
 
   notReady(): Promise<string | undefined> {
