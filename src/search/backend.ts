@@ -11,6 +11,7 @@
 // that cannot take a search now says so from plan (ApiError OVERLOADED, a
 // 503 that costs the client no quota), and nothing runs until open.
 
+import type { Registry } from 'prom-client';
 import type { FlexQuery } from '../query/flex-query.js';
 import type { LookupQuery } from '../query/lookup-query.js';
 import type { Effective } from '../query/params.js';
@@ -77,5 +78,11 @@ export interface SearchBackend {
    * no partial state leaves it out.
    */
   degraded?(): string | undefined;
+  /**
+   * Adds the tier's own Prometheus series (its pools, data, watches) to the
+   * server's registry (server/metrics.ts), each read when scraped
+   * (lib/prometheus.ts). Optional: a tier without any leaves it out.
+   */
+  registerMetrics?(registry: Registry): void;
   close(): Promise<void>;
 }

@@ -32,7 +32,6 @@ import { turnsTaken } from '../lib/turns.js';
 import { applyKey } from '../query/params.js';
 import type { SearchBackend } from '../search/backend.js';
 import type { PageOutcome } from '../search/paginator.js';
-import { LocalBackend } from '../search/local/local-backend.js';
 import { openBackend, type BackendConfig } from '../search/open-backend.js';
 import { CONSOLE_PATH, ConsoleFiles, redirectToConsole, serveConsoleFile, type AnswerShape } from './console-files.js';
 import { requireDataDir } from '../shard/manifest.js';
@@ -590,7 +589,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   let metrics: MetricsListener | undefined;
   try {
     const registry = () => metricsRegistry({
-      serving: front.stats, refusals: gate.refusals, backend: backend instanceof LocalBackend ? () => backend.stats() : undefined,
+      serving: front.stats, refusals: gate.refusals, backend,
       openStreams: () => front.streams.count,
       frontEndTurns: turnsTaken,
     });

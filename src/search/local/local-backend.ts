@@ -12,15 +12,17 @@ import { openFlexSources } from './flex-sources.js';
 import { compileFlex } from '../flex-patterns.js';
 import { planFlex } from './flex-plan.js';
 import { openLookupSources } from './lookup-sources.js';
-import { ScanPool, type ScanPoolOptions, type ScanPoolStats } from './scan-pool.js';
-import { ShardSet, type ShardSetStats, type Snapshot } from './shard-set.js';
+import type { Registry } from 'prom-client';
+import { localMetrics, type LocalBackendStats } from './local-metrics.js';
+import { ScanPool, type ScanPoolOptions } from './scan-pool.js';
+import { ShardSet, type Snapshot } from './shard-set.js';
 import { silentLog, type Log } from '../../lib/log.js';
-import { ShardScrubber, type ScrubStats } from './shard-scrub.js';
+import { ShardScrubber } from './shard-scrub.js';
 import type { Openable } from '../paginator.js';
 import type { OpenSources } from '../sources.js';
 import type { WatchQuery } from '../../query/watch-query.js';
 import type { WatchPlan } from '../watch-stream.js';
-import { LocalWatchFeed, type LocalWatchStats } from './local-watch-feed.js';
+import { LocalWatchFeed } from './local-watch-feed.js';
 
 export interface LocalBackendOptions extends ScanPoolOptions {
   dataDir: string;
@@ -28,14 +30,6 @@ export interface LocalBackendOptions extends ScanPoolOptions {
   log?: Log;
   /** The background scrub's read rate (shard-scrub.ts); 0 or absent: no scrub. */
   scrubBytesPerSecond?: number;
-}
-
-export interface LocalBackendStats {
-  readonly shards: ShardSetStats;
-  readonly pool: ScanPoolStats;
-  readonly scrub: ScrubStats | undefined;
-  /** Standing watches, once one has been opened. */
-  readonly watches: LocalWatchStats | undefined;
 }
 
 /**
@@ -162,9 +156,13 @@ export class LocalBackend implements SearchBackend {
     return this.shards.degraded();
   }
 
-  /** The shards' and the pool's counters, for the server's metrics (read at scrape time). */
+  /** The shards', the pool's, the scrub's and the watches' counters, for the metrics (read at scrape time). */
   stats(): LocalBackendStats {
     return { shards: this.shards.stats(), pool: this.pool.stats(), scrub: this.scrubber?.stats(), watches: this.watchFeed?.stats() };
+  }
+
+  registerMetrics(registry: Registry): void {
+    localMetrics(registry, () => this.stats());
   }
 
   async close(): Promise<void> {
