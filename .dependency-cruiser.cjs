@@ -110,9 +110,11 @@ module.exports = {
       severity: 'error',
       comment:
         'A data tier lives in search/<tier>/ and shares with its siblings only what sits in search/ itself (flex-patterns, '
-        + 'flex-batch, sources, the paginator): a third tier must not have to read another tier to work.',
+        + 'flex-batch, sources, the paginator): a third tier must not have to read another tier to work. Nor may it import '
+        + 'search/open-backend.ts, the one module of search/ that imports every tier (to open the one a server names): '
+        + 'through it a tier would reach its siblings all the same.',
       from: { path: '^src/search/([^/]+)/' },
-      to: { path: '^src/search/[^/]+/', pathNot: '^src/search/$1/' },
+      to: { path: '^src/search/([^/]+/|open-backend\\.ts$)', pathNot: '^src/search/$1/' },
     },
     {
       name: 'L3-demo-uses-ingest-and-L2-and-below',

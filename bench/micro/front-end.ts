@@ -25,7 +25,7 @@ import { LIMITS } from '../../src/config/limits.js';
 import { LocalBackend } from '../../src/search/local/local-backend.js';
 import { FrontEnd } from '../../src/server/app.js';
 import { ServingStats } from '../../src/server/serving-stats.js';
-import type { HttpRequest, HttpResponse } from '../../src/server/uws.js';
+import type { HttpRequest, HttpResponse } from '../../src/lib/uws.js';
 import { OUT, arg, fmt } from '../common.js';
 import { readFileSync } from 'node:fs';
 

@@ -2,18 +2,18 @@
 // (--clickhouse-url), or dnstap received live into shards (--listen,
 // ingest-listen.ts). One command, three modes: the action checks the flags
 // that choose the mode and hands over to the mode's function, which refuses
-// the flags of the others (scripts see those messages: keep them).
+// the flags of the others (scripts see those messages: keep them). Both
+// file modes take one path, through the IngestTarget the flags name
+// (ingest/ingest-target.ts).
 
 import type { Command } from 'commander';
 import { InvalidArgumentError, Option } from 'commander';
 import { existsSync, statSync } from 'node:fs';
 import { LIMITS } from '../config/limits.js';
 import { hasCode } from '../errors/catalogue.js';
-import { ingestFilesToClickHouse, type ClickHouseIngestOptions } from '../ingest/clickhouse-ingest.js';
+import { ingestTarget, type IngestTargetConfig } from '../ingest/ingest-target.js';
 import { parseListenAddress, type ListenAddress } from '../ingest/live/address.js';
-import {
-  ingestFiles, skippedLine, SOURCE_FORMATS, type IngestSummary, type SkippedInput, type SourceFormat,
-} from '../ingest/run.js';
+import { skippedLine, SOURCE_FORMATS, type SkippedInput, type SourceFormat } from '../ingest/run.js';
 import { AddressAllowList } from '../lib/address-allow-list.js';
 import type { TieredPolicy } from '../shard/compaction-policy.js';
 import { clickhouseDatabaseOption, EXIT_BAD_INPUT, integer, policyOf, withPolicyOptions, type PolicyFlags } from './flags.js';
@@ -132,38 +132,13 @@ async function ingestListening(files: readonly string[], o: IngestFlags, listen:
   o.metricsPort === undefined ? undefined : { host: o.metricsHost, port: o.metricsPort });
 }
 
-/** What the file modes share: the options of one run, whichever tier takes it. */
-type RunOptions = Omit<ClickHouseIngestOptions, 'url' | 'database'>;
-
-/** Where input files go: the shards of --data or the ClickHouse of --clickhouse-url. */
-interface FileTarget {
-  ingest(files: readonly string[], run: RunOptions): Promise<IngestSummary>;
-  /** Where the summary line says the RRsets went. */
-  where(s: IngestSummary): string;
-  /** What a run that failed leaves behind, for its one line. */
-  afterFailure: string;
-}
-
-function fileTarget(o: IngestFlags): FileTarget {
-  if (o.clickhouseUrl !== undefined) {
-    const url = o.clickhouseUrl;
-    return {
-      ingest: (files, run) => ingestFilesToClickHouse(files, { ...run, url, database: o.clickhouseDatabase }),
-      where: () => `sent to ClickHouse database ${o.clickhouseDatabase}`,
-      // ClickHouse takes batch by batch: the line says what stays and how the ledger guards it.
-      afterFailure: 'batches sent before the failure stay in ClickHouse (the next run refuses a file left unfinished, until --again)',
-    };
-  }
-  const dataDir = o.data!;
+/** Where input files go, as the flags say: ClickHouse with --clickhouse-url, else the shards of --data. */
+function targetConfig(o: IngestFlags): IngestTargetConfig {
+  if (o.clickhouseUrl !== undefined) return { kind: 'clickhouse', url: o.clickhouseUrl, database: o.clickhouseDatabase };
   return {
-    ingest: (files, run) => ingestFiles(files, {
-      ...run, dataDir,
-      ...(o.memoryRrsets !== undefined ? { memoryRrsets: o.memoryRrsets } : {}),
-      ...(o.workers !== undefined ? { threads: o.workers } : {}),
-    }),
-    where: (s) => `written in ${s.shards.length} shard(s)`,
-    // ingestFiles deletes what the run wrote.
-    afterFailure: 'nothing was published',
+    kind: 'local', dataDir: o.data!,
+    ...(o.memoryRrsets !== undefined ? { memoryRrsets: o.memoryRrsets } : {}),
+    ...(o.workers !== undefined ? { threads: o.workers } : {}),
   };
 }
 
@@ -179,7 +154,7 @@ async function ingestInputFiles(files: readonly string[], o: IngestFlags, policy
     throw new InvalidArgumentError('--compact and the compaction policy flags go with --listen');
   }
   if (files.length === 0) throw new InvalidArgumentError('name input files, or --listen ADDR');
-  const target = fileTarget(o);
+  const target = ingestTarget(targetConfig(o));
   const total = files.length;
   const bar = progressBar('ingest', 100, '%');
   try {

@@ -8,6 +8,8 @@ import cluster from 'node:cluster';
 import { redisKeyStoreConfig } from '../auth/stores/open-key-store.js';
 import { LIMITS } from '../config/limits.js';
 import { hasCode } from '../errors/catalogue.js';
+import type { Log } from '../lib/log.js';
+import type { BackendConfig } from '../search/open-backend.js';
 import { requireDataDir } from '../shard/manifest.js';
 import type { MetricsListener } from '../server/metrics-listener.js';
 import { CLICKHOUSE_DATABASE_DEFAULT, clickhouseDatabaseOption, dataOption, EXIT_BAD_INPUT, integer } from './flags.js';
@@ -33,6 +35,24 @@ export interface ServeFlags {
   shutdownGraceMs: number;
 }
 
+/** The data tier serve's flags name (search/open-backend.ts): ClickHouse with --clickhouse-url, else DIR's shards. */
+function backendConfig(opts: ServeFlags, log: Log): BackendConfig {
+  if (opts.clickhouseUrl !== undefined) {
+    return {
+      kind: 'clickhouse', url: opts.clickhouseUrl, database: opts.clickhouseDatabase ?? CLICKHOUSE_DATABASE_DEFAULT,
+      // ClickHouse stops a query a second after the answer has timed out, should the hang-up's KILL QUERY be lost.
+      querySeconds: Math.ceil((opts.searchTimeoutMs ?? LIMITS.searchTimeoutMs) / 1000) + 1,
+    };
+  }
+  return {
+    kind: 'local', dataDir: opts.data, log,
+    ...(opts.workers !== undefined ? { threads: opts.workers } : {}),
+    ...(opts.queueMax !== undefined ? { queueMax: opts.queueMax } : {}),
+    ...(opts.scanTurnMs !== undefined ? { turnMs: opts.scanTurnMs } : {}),
+    scrubBytesPerSecond: opts.scrubMibPerS !== undefined ? opts.scrubMibPerS * 1_048_576 : LIMITS.scrubBytesPerSecond,
+  };
+}
+
 /**
  * Serves until SIGTERM (or SIGINT, unless `member`), then ends every open
  * stream with its terminator (each once its reader has taken what was
@@ -44,20 +64,15 @@ export interface ServeFlags {
 export async function serveUntilSignal(opts: ServeFlags, listening: (url: string, stop: () => void) => void,
   member = false): Promise<void> {
   const { startServer } = await import('../server/app.js');
+  const { log } = await import('../server/log.js');
   const server = await startServer({
-    dataDir: opts.data, host: opts.host, port: opts.port,
+    dataDir: opts.data, backend: backendConfig(opts, log), host: opts.host, port: opts.port,
     ...(opts.tlsCert ? { tlsCert: opts.tlsCert } : {}), ...(opts.tlsKey ? { tlsKey: opts.tlsKey } : {}),
-    ...(opts.workers !== undefined ? { threads: opts.workers } : {}),
-    ...(opts.queueMax !== undefined ? { queueMax: opts.queueMax } : {}),
     ...(opts.keepaliveMs !== undefined ? { keepAliveMs: opts.keepaliveMs } : {}),
-    ...(opts.scanTurnMs !== undefined ? { scanTurnMs: opts.scanTurnMs } : {}),
     ...(opts.searchTimeoutMs !== undefined ? { searchTimeoutMs: opts.searchTimeoutMs } : {}),
-    ...(opts.scrubMibPerS !== undefined ? { scrubBytesPerSecond: opts.scrubMibPerS * 1_048_576 } : {}),
     ...(opts.redisUrl !== undefined ? { keyStore: redisKeyStoreConfig(opts.redisUrl) } : {}),
     ...(opts.metricsPort !== undefined
       ? { metrics: member ? 'supervisor' as const : { host: opts.metricsHost ?? '127.0.0.1', port: opts.metricsPort } } : {}),
-    ...(opts.clickhouseUrl !== undefined
-      ? { clickhouse: { url: opts.clickhouseUrl, database: opts.clickhouseDatabase ?? CLICKHOUSE_DATABASE_DEFAULT } } : {}),
     shutdownGraceMs: opts.shutdownGraceMs,
   });
   let stopped = false;
@@ -74,7 +89,7 @@ export async function serveUntilSignal(opts: ServeFlags, listening: (url: string
   // Before the banner: scripts (and the tests) read both once the banner is out.
   if (server.metricsUrl !== undefined) console.log(`rrscan metrics at ${server.metricsUrl}/metrics (health: /healthz, /readyz)`);
   listening(server.url, stop);
-  if (server.shards === 0 && opts.clickhouseUrl === undefined) {
+  if (server.empty) {
     // Loud on purpose: an empty dataset answers every search with "no results", which looks like a working server.
     console.error(`rrscan serve: WARNING: ${opts.data} holds no shards; every search will find nothing until data is ingested ` +
       `(rrscan ingest --data ${opts.data} FILE...)`);

@@ -25,9 +25,9 @@ import type { Observation, Rdata } from '../model/observation.js';
 import { firstSeen, lastSeen } from '../model/sighting.js';
 import { ClickHouseLedger, type LedgerState } from '../clickhouse/ledger.js';
 import type { InputRecord } from '../shard/manifest.js';
-import { RunInputs, sourceFor, type IngestOptions, type IngestSummary, type LedgerVerdict } from './run.js';
+import { RunInputs, sourceFor, type FileRunOptions, type IngestSummary, type LedgerVerdict } from './run.js';
 
-export interface ClickHouseIngestOptions extends Omit<IngestOptions, 'dataDir' | 'memoryRrsets' | 'threads' | 'parallelBytesMin'> {
+export interface ClickHouseIngestOptions extends FileRunOptions {
   url: string;
   database: string;
 }

@@ -54,6 +54,9 @@ export interface IngestOptions {
   onSkip?: (skip: SkippedInput) => void;
 }
 
+/** The options of a run of input files that every target takes (ingest-target.ts): what to read and how, not where to write. */
+export type FileRunOptions = Omit<IngestOptions, 'dataDir' | 'memoryRrsets' | 'threads' | 'parallelBytesMin'>;
+
 /** A file the input ledger says was ingested already. */
 export interface SkippedInput {
   file: string;

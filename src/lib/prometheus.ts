@@ -1,9 +1,10 @@
 // Prometheus metrics read at scrape time (prom-client): a counter or gauge
 // whose collect() reads the totals a part keeps for itself as plain numbers,
 // so nothing but a scrape ever touches prom-client. Shared by the server's
-// registry (server/metrics.ts), the supervisor's of --processes N
-// (server/process-group.ts) and the live receiver's
-// (ingest/live/live-metrics.ts).
+// registry (server/metrics.ts, with the series its data tier adds:
+// search/local/local-metrics.ts, search/watch-metrics.ts), the
+// supervisor's of --processes N (server/process-group.ts) and the live
+// receiver's (ingest/live/live-metrics.ts).
 
 import { Counter, Gauge, type Aggregator, type Registry } from 'prom-client';
 

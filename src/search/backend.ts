@@ -3,14 +3,15 @@
 // The search layer (flex-search.ts, lookup-search.ts) validates nothing and
 // knows no storage: it asks a backend to plan a query, and later to open the
 // plan's sorted sources (sources.ts), which it merges, pages and writes to a
-// ResultSink. Today's backend is the local shards and scan workers
-// (local/local-backend.ts); a second one (a remote data tier) implements the
-// same two questions and nothing else changes.
+// ResultSink. The local shards and scan workers (local/local-backend.ts)
+// and ClickHouse (clickhouse/clickhouse-backend.ts) implement it; which one
+// a server answers from is chosen in one place (open-backend.ts).
 //
 // Planning happens before the request is charged, opening after: a backend
 // that cannot take a search now says so from plan (ApiError OVERLOADED, a
 // 503 that costs the client no quota), and nothing runs until open.
 
+import type { Registry } from 'prom-client';
 import type { FlexQuery } from '../query/flex-query.js';
 import type { LookupQuery } from '../query/lookup-query.js';
 import type { Effective } from '../query/params.js';
@@ -37,6 +38,19 @@ export interface FlexPlan extends Plan<FlexSource> {
 
 export type LookupPlan = Plan<LookupSource>;
 
+/** What the server logs about a backend once it is open. */
+export interface BackendDescription {
+  /** The start-up line, at info: its message and members. */
+  readonly message: string;
+  readonly fields: Record<string, unknown>;
+  /**
+   * Set when the tier holds no data at all, so that every search finds
+   * nothing until some is ingested: the warning the server logs (and
+   * `rrscan serve` repeats on stderr in words of its own).
+   */
+  readonly empty?: { readonly message: string; readonly fields: Record<string, unknown> };
+}
+
 export interface SearchBackend {
   /** Plans a flexible search over the data as it is now; throws ApiError OVERLOADED when it cannot take it. */
   planFlex(q: FlexQuery, eff: Effective): FlexPlan;
@@ -50,8 +64,8 @@ export interface SearchBackend {
    * answers the watch endpoint with the front end's 404.
    */
   planWatch?(q: WatchQuery, eff: Effective): WatchPlan;
-  /** What to log about the data at start-up and on reload. */
-  describe(): Record<string, unknown>;
+  /** What the server logs about the data once the backend is open. */
+  describe(): BackendDescription;
   /**
    * Why searches cannot be answered now (no shards; the data tier not
    * answering), or undefined: the server's /readyz. Cheap, and bounded by
@@ -64,5 +78,11 @@ export interface SearchBackend {
    * no partial state leaves it out.
    */
   degraded?(): string | undefined;
+  /**
+   * Adds the tier's own Prometheus series (its pools, data, watches) to the
+   * server's registry (server/metrics.ts), each read when scraped
+   * (lib/prometheus.ts). Optional: a tier without any leaves it out.
+   */
+  registerMetrics?(registry: Registry): void;
   close(): Promise<void>;
 }

@@ -32,8 +32,7 @@ import { turnsTaken } from '../lib/turns.js';
 import { applyKey } from '../query/params.js';
 import type { SearchBackend } from '../search/backend.js';
 import type { PageOutcome } from '../search/paginator.js';
-import { LocalBackend } from '../search/local/local-backend.js';
-import { ClickHouseBackend } from '../search/clickhouse/clickhouse-backend.js';
+import { openBackend, type BackendConfig } from '../search/open-backend.js';
 import { CONSOLE_PATH, ConsoleFiles, redirectToConsole, serveConsoleFile, type AnswerShape } from './console-files.js';
 import { requireDataDir } from '../shard/manifest.js';
 import { Exchange, type AdmissionStage } from './exchange.js';
@@ -50,25 +49,21 @@ import { parseWatchRequest } from './watch-request.js';
 import { ServingStats, type Family, type OverloadCause } from './serving-stats.js';
 import { setNotSentLowat } from './socket-tuning.js';
 import { openTlsApp } from './tls-credentials.js';
-import { uws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
+import { uws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from '../lib/uws.js';
 
 export interface ServerOptions {
+  /** The data directory: it must exist, and holds the key store unless `keyStore` names another. */
   dataDir: string;
+  /** Where searches are answered from (search/open-backend.ts): the data directory's shards, or another tier. */
+  backend: BackendConfig;
   host: string;
   port: number;
   tlsCert?: string;
   tlsKey?: string;
-  threads?: number;
-  /** Scan tasks that may wait for a worker before new searches get 503 (default LIMITS.poolQueueMax). */
-  queueMax?: number;
   /** Keep-alive `{}` after this long with nothing written (default LIMITS.keepAliveIntervalMs). */
   keepAliveMs?: number;
-  /** Wall time a scan task holds a worker before queued tasks get it (serve --scan-turn-ms). */
-  scanTurnMs?: number;
   /** Wall time a search may take, then it ends with an in-stream failed (default LIMITS.searchTimeoutMs). */
   searchTimeoutMs?: number;
-  /** The background scrub's read rate, bytes a second; 0 turns it off (default LIMITS.scrubBytesPerSecond). */
-  scrubBytesPerSecond?: number;
   /** Where keys and their usage live (default: the data directory's SQLite store). */
   keyStore?: KeyStoreConfig;
   /**
@@ -77,8 +72,6 @@ export interface ServerOptions {
    * the group's listener and asks each member over IPC (process-group.ts).
    */
   metrics?: { host: string; port: number } | 'supervisor';
-  /** Answer searches from ClickHouse instead of the data directory's shards (serve --clickhouse-url). */
-  clickhouse?: { url: string; database: string };
   /** How long close() lets open streams drain before it cuts them (serve --shutdown-grace-ms; default LIMITS.shutdownGraceMs). */
   shutdownGraceMs?: number;
 }
@@ -86,8 +79,8 @@ export interface ServerOptions {
 export interface RunningServer {
   readonly port: number;
   readonly url: string;
-  /** Shards the manifest listed at start-up, served or not yet (0: every search answers "no results" until some are ingested). */
-  readonly shards: number;
+  /** The data tier held nothing at start-up: every search answers "no results" until data is ingested. */
+  readonly empty: boolean;
   /** Base URL of the metrics listener, when there is one. */
   readonly metricsUrl: string | undefined;
   /**
@@ -583,34 +576,20 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const faults = activeFaults();
   if (faults !== undefined) log.warn({ faults }, 'RRSCAN_FAULTS is set: failures will be injected on purpose (tests only)');
   const searchTimeoutMs = opts.searchTimeoutMs ?? LIMITS.searchTimeoutMs;
-  const backend: SearchBackend = opts.clickhouse !== undefined
-    // ClickHouse stops a query a second after the answer has timed out, should the hang-up's KILL QUERY be lost.
-    ? await ClickHouseBackend.open({ ...opts.clickhouse, querySeconds: Math.ceil(searchTimeoutMs / 1000) + 1 })
-    : new LocalBackend({
-      dataDir: opts.dataDir,
-      log,
-      ...(opts.threads !== undefined ? { threads: opts.threads } : {}),
-      ...(opts.queueMax !== undefined ? { queueMax: opts.queueMax } : {}),
-      ...(opts.scanTurnMs !== undefined ? { turnMs: opts.scanTurnMs } : {}),
-      scrubBytesPerSecond: opts.scrubBytesPerSecond ?? LIMITS.scrubBytesPerSecond,
-    });
+  const backend = await openBackend(opts.backend);
   const gate = AccessGate.open(opts.keyStore ?? sqliteKeyStoreConfig(opts.dataDir), { onStoreNotice: logStoreNotice });
   const keepAliveMs = opts.keepAliveMs ?? LIMITS.keepAliveIntervalMs;
   const shutdownGraceMs = opts.shutdownGraceMs ?? LIMITS.shutdownGraceMs;
   const described = backend.describe();
-  log.info({ ...described, keepAliveMs }, opts.clickhouse !== undefined ? 'data backend ready' : 'shards loaded');
+  log.info({ ...described.fields, keepAliveMs }, described.message);
   openApiText(); // built now, not on the thread of the first request that asks for it
-  // Served, still being verified, or quarantined: what the manifest lists.
-  const shards = ['shards', 'verifying', 'quarantined'].reduce((n, k) => n + Number(described[k] ?? 0), 0);
-  if (opts.clickhouse === undefined && shards === 0) {
-    log.warn({ dataDir: opts.dataDir }, 'the data directory holds no shards: every search finds nothing until data is ingested');
-  }
+  if (described.empty !== undefined) log.warn(described.empty.fields, described.empty.message);
   const front = new FrontEnd(backend, gate, keepAliveMs, searchTimeoutMs, new ServingStats());
   const sock = await listen(createApp(app, front, loadConsole()), opts.host, opts.port);
   let metrics: MetricsListener | undefined;
   try {
     const registry = () => metricsRegistry({
-      serving: front.stats, refusals: gate.refusals, backend: backend instanceof LocalBackend ? () => backend.stats() : undefined,
+      serving: front.stats, refusals: gate.refusals, backend,
       openStreams: () => front.streams.count,
       frontEndTurns: turnsTaken,
     });
@@ -628,7 +607,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const hostForUrl = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
   return {
     port,
-    shards,
+    empty: described.empty !== undefined,
     url: `${opts.tlsCert ? 'https' : 'http'}://${hostForUrl}:${port}`,
     metricsUrl: metrics?.url,
     async close() {

@@ -11,7 +11,7 @@
 import type { ApiError } from '../errors/catalogue.js';
 import type { SafWriter } from './saf-writer.js';
 import type { FamilyStats } from './serving-stats.js';
-import type { HttpResponse } from './uws.js';
+import type { HttpResponse } from '../lib/uws.js';
 import { CLOSE, CONNECTION, CONTENT_TYPE, statusBytes, wire } from './wire.js';
 
 /**

@@ -2,11 +2,14 @@
 // metrics listener (metrics-listener.ts) and nowhere else.
 //
 // Every rrscan_ metric reads plain numbers that the parts keep for
-// themselves, and only when scraped (lib/prometheus.ts): the front end's
-// ServingStats (serving-stats.ts), the gate's QuotaRefusals, the local
-// backend's shard and pool stats, and lib/turns.ts. Nothing on the request
-// path touches prom-client: only registries (this one, the supervisor's,
-// the live receiver's) and lib/prometheus.ts import it. Counters
+// themselves, and only when scraped (lib/prometheus.ts): here the front
+// end's ServingStats (serving-stats.ts), the gate's QuotaRefusals and
+// lib/turns.ts; the data tier adds its own series (its pools, data and
+// watches) through SearchBackend.registerMetrics, so that this file names
+// no tier. Nothing on the request path touches prom-client: only the code
+// that registers series (this file, the tiers' local-metrics.ts and
+// watch-metrics.ts, the supervisor's and the live receiver's registries)
+// and lib/prometheus.ts import it. Counters
 // and gauges are prom-client's own, filled by their collect() callbacks;
 // the two latency histograms are read-outs of ServingStats' buckets in the
 // shape prom-client's registry prints (the one way to hand it bucket counts:
@@ -21,7 +24,7 @@
 import { Registry, collectDefaultMetrics, type Metric } from 'prom-client';
 import type { QuotaRefusals } from '../auth/access-gate.js';
 import { counter, gauge, one, type Labels, type Series } from '../lib/prometheus.js';
-import type { LocalBackendStats } from '../search/local/local-backend.js';
+import type { SearchBackend } from '../search/backend.js';
 import {
   FAMILIES, LATENCY_BOUNDS_SECONDS, STATUSES, TERMINATORS, type FamilyStats, type LatencyHistogram, type ServingStats,
 } from './serving-stats.js';
@@ -29,8 +32,8 @@ import {
 export interface MetricSources {
   readonly serving: ServingStats;
   readonly refusals: Readonly<QuotaRefusals>;
-  /** The local tier's shards and scan pool; undefined when another tier (ClickHouse) answers searches. */
-  readonly backend: (() => LocalBackendStats) | undefined;
+  /** The data tier, whose registerMetrics adds its own series. */
+  readonly backend: Pick<SearchBackend, 'registerMetrics'>;
   /** Streams reserved or open now. */
   readonly openStreams: () => number;
   /** Turns the front end's streams have given up (lib/turns.ts). */
@@ -81,7 +84,7 @@ export function metricsRegistry(src: MetricSources): Registry {
   requestMetrics(registry, s);
   streamMetrics(registry, s);
   refusalMetrics(registry, src);
-  if (src.backend !== undefined) backendMetrics(registry, src.backend);
+  src.backend.registerMetrics?.(registry);
   return registry;
 }
 
@@ -136,47 +139,4 @@ function refusalMetrics(registry: Registry, src: MetricSources): void {
   counter(registry, 'rrscan_frontend_turns_total', 'Times a stream produced on the front-end thread let waiting work go first',
     [], () => one(src.frontEndTurns()));
   gauge(registry, 'rrscan_streams_open', 'Search streams admitted and not yet ended', [], () => one(src.openStreams()));
-}
-
-function backendMetrics(registry: Registry, backend: () => LocalBackendStats): void {
-  const pool = () => backend().pool;
-  const shards = () => backend().shards;
-  gauge(registry, 'rrscan_scan_workers', 'Scan worker threads', [], () => one(pool().threads));
-  gauge(registry, 'rrscan_scan_tasks', 'Scan tasks running on a worker or queued for one', ['state'], () => {
-    const p = pool();
-    return [[{ state: 'running' }, p.running], [{ state: 'queued' }, p.queued]];
-  });
-  counter(registry, 'rrscan_scan_tasks_started_total', 'Scan tasks handed to the pool (resumed parts count again)', [],
-    () => one(pool().started));
-  counter(registry, 'rrscan_scan_turns_total', 'Scan tasks that gave their worker up when their turn (--scan-turn-ms) was used', [],
-    () => one(pool().turns));
-  counter(registry, 'rrscan_scan_worker_busy_seconds_total', 'Wall time scan workers were held by tasks, credit waits included', [],
-    () => one(pool().heldSeconds));
-  counter(registry, 'rrscan_scan_worker_credit_wait_seconds_total',
-    'Of the busy time, time tasks waited for their stream to take batches (slow readers)', [], () => one(pool().creditWaitSeconds));
-  gauge(registry, 'rrscan_shards', 'Shards served (those of the current manifest that are not quarantined)', [],
-    () => one(shards().shards), 'max');
-  gauge(registry, 'rrscan_shards_quarantined', 'Shard files the manifest lists that are out of service (corrupt, changed, missing)', [],
-    () => one(shards().quarantined.length), 'max');
-  counter(registry, 'rrscan_shard_faults_total', 'Reads of a mapped shard that faulted because its file shrank underneath', [],
-    () => one(shards().faults));
-  const scrub = () => backend().scrub ?? { bytes: 0, shards: 0, passes: 0, mismatches: 0, lastPassSeconds: 0 };
-  counter(registry, 'rrscan_scrub_bytes_total', 'Bytes of shard files the background scrub read and checked', [], () => one(scrub().bytes));
-  counter(registry, 'rrscan_scrub_shards_total', 'Shard files the background scrub checked', [], () => one(scrub().shards));
-  counter(registry, 'rrscan_scrub_passes_total', 'Scrub passes over every served shard completed', [], () => one(scrub().passes));
-  counter(registry, 'rrscan_scrub_mismatches_total', 'Shards the scrub found changed and took out of service', [],
-    () => one(scrub().mismatches));
-  gauge(registry, 'rrscan_scrub_last_pass_seconds', 'Wall time of the last scrub pass completed (0 before the first)', [],
-    () => one(scrub().lastPassSeconds), 'max');
-  gauge(registry, 'rrscan_shard_generation', 'Generation of the manifest being served', [], () => one(shards().generation), 'max');
-  gauge(registry, 'rrscan_shard_mapped_bytes', 'Bytes of shard files mapped, including shards a search holds after a reload', [],
-    () => one(shards().mappedBytes));
-  counter(registry, 'rrscan_shard_reloads_total', 'Manifest reloads that installed a new generation', [], () => one(shards().reloads));
-  counter(registry, 'rrscan_shard_reload_failures_total', 'Manifest reloads refused or failed (the previous shards kept serving)', [],
-    () => one(shards().reloadFailures));
-  gauge(registry, 'rrscan_data_newest_observation_timestamp_seconds',
-    'Newest time_last of the data served (epoch seconds; 0 with no shards)', [], () => one(shards().newestObservation ?? 0), 'max');
-  gauge(registry, 'rrscan_data_newest_observation_age_seconds',
-    'Seconds since the newest time_last of the data served (since the epoch with no shards)', [],
-    () => one(Date.now() / 1000 - (shards().newestObservation ?? 0)), 'min');
 }

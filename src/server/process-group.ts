@@ -23,8 +23,9 @@
 // With --metrics-port the supervisor serves the group's one metrics
 // listener: a scrape asks every member over IPC for its registry (as JSON)
 // and its readiness, and prom-client's AggregatorRegistry adds them up
-// (metrics.ts says which gauges take the largest or smallest instead). The
-// group is ready when every member is running and ready.
+// (a gauge says where it takes the largest or smallest instead, as those of
+// the shared data do in search/local/local-metrics.ts). The group is
+// ready when every member is running and ready.
 
 import cluster, { type Worker } from 'node:cluster';
 import { availableParallelism } from 'node:os';

@@ -56,7 +56,7 @@ import { BEGIN_LINE, KEEPALIVE_LINE, terminatorLine, type Terminator } from '../
 import type { ResultSink } from '../search/sink.js';
 import type { FamilyStats } from './serving-stats.js';
 import { CLOSE, CONNECTION, CONTENT_TYPE, statusBytes, wire } from './wire.js';
-import type { HttpResponse } from './uws.js';
+import type { HttpResponse } from '../lib/uws.js';
 
 const STATUS_200 = statusBytes(200);
 const NDJSON = wire('application/x-ndjson');

@@ -53,7 +53,7 @@ const NEVER_PLANNED: SearchBackend = {
   planFlex: () => { throw new Error('parse asked the backend to plan'); },
   planLookup: () => { throw new Error('parse asked the backend to plan'); },
   planWatch: () => { throw new Error('parse asked the backend to plan'); },
-  describe: () => ({}),
+  describe: () => { throw new Error('parse asked the backend to describe itself'); },
   notReady: () => { throw new Error('parse asked the backend whether it is ready'); },
   close: async () => undefined,
 };

@@ -5,7 +5,9 @@
 // they move in the scraped text (requests by family and status, stream
 // bytes, results, keep-alives, latency histogram counts, quota refusals by
 // kind, overload causes, turns), and that the shard gauges say what the
-// data directory holds. /readyz says 503 with its reason when there are no
+// data directory holds. The standing watches' series read 0 until a watch
+// opens, then count it, its pattern and what a published shard brought it,
+// and go back to 0 open when its client hangs up. /readyz says 503 with its reason when there are no
 // shards or the Redis key store is down (a private redis-server; skipped,
 // saying so, when it is not installed). With --processes 2 the supervisor's
 // one listener adds up both members' metrics and is ready only when both are.
@@ -24,6 +26,7 @@ import {
   addKey, cli, get, ingestNdjson, lines, memberPids, objects, randomNames, requestsByMember, stalledGet, startServer, streamGet, tempPaths,
   type Reply, type Server,
 } from '../helpers/rrscan.js';
+import { WatchClient } from '../helpers/watch-client.js';
 
 if (!HAVE_REDIS) console.warn(`metrics.test.ts (readiness with Redis down): ${REDIS_SKIP_REASON}`);
 
@@ -381,6 +384,58 @@ describe('shards', () => {
     expect([delta(before, after, 'rrscan_shard_reloads_total'), delta(before, after, 'rrscan_shard_reload_failures_total')])
       .toEqual([1, 0]);
   });
+});
+
+describe('standing watches', () => {
+  const WATCH = '/pdns/v2/watch/regex/rrnames/watched-metrics';
+
+  /** The watch series of a scrape, as the lines /metrics prints, matcher and front-end times aside. */
+  const watchLines = (sc: Scrape): string[] => [...sc].filter(([k]) => /^rrscan_watch(es|_)/.test(k) && !/_seconds/.test(k))
+    .map(([k, v]) => `${k} ${v}`);
+  const seconds = (sc: Scrape) => ['match_seconds_total', 'frontend_busy_seconds_total', 'longest_slice_seconds']
+    .map((n) => value(sc, `rrscan_watch_${n}`));
+
+  it('read 0 before the first watch opens; count it, its pattern and what a published shard brought it; 0 open once it is gone',
+    async () => {
+      const before = await scrape(server);
+      const zero = [
+        'rrscan_watches_open 0', 'rrscan_watch_patterns{target="rrnames"} 0', 'rrscan_watch_patterns{target="rdata"} 0',
+        'rrscan_watch_snapshots_matched_total 0', 'rrscan_watch_shards_matched_total 0', 'rrscan_watch_records_matched_total 0',
+        'rrscan_watch_tuples_total 0',
+      ];
+      expect(watchLines(before)).toEqual(zero);
+      expect(seconds(before)).toEqual([0, 0, 0]);
+
+      const w = new WatchClient(server.port, WATCH, H['X-API-Key']!);
+      expect(await w.response).toBe(200);
+      await w.begun();
+      const open = await scrape(server);
+      expect(watchLines(open)).toEqual(['rrscan_watches_open 1', 'rrscan_watch_patterns{target="rrnames"} 1', ...zero.slice(2)]);
+
+      // One new matching name in one new shard: one snapshot, one shard, its one rrnames record, one tuple.
+      const t = Math.floor(Date.now() / 1000);
+      ingestNdjson(dir, [{ count: 1, time_first: t, time_last: t, rrname: 'new.watched-metrics.example.', rrtype: 'A',
+        bailiwick: 'example.', rdata: ['192.0.2.7'] }], 'watched.ndjson');
+      expect(await w.objectsAtLeast(1)).toEqual([{ rrname: 'new.watched-metrics.example.', rrtype: 'A', time_first: t }]);
+      const matched = await scrape(server);
+      expect(watchLines(matched)).toEqual([
+        'rrscan_watches_open 1', 'rrscan_watch_patterns{target="rrnames"} 1', 'rrscan_watch_patterns{target="rdata"} 0',
+        'rrscan_watch_snapshots_matched_total 1', 'rrscan_watch_shards_matched_total 1', 'rrscan_watch_records_matched_total 1',
+        'rrscan_watch_tuples_total 1',
+      ]);
+      const [matchS, busyS, sliceS] = seconds(matched);
+      expect(matchS).toBeGreaterThan(0);
+      expect(sliceS).toBeGreaterThan(0);
+      expect(busyS).toBeGreaterThanOrEqual(sliceS!);
+
+      w.hangUp();
+      await w.ended;
+      const gone = await scrapeUntil(server, (sc) => value(sc, 'rrscan_watches_open') === 0, 5_000, 'the watch closed');
+      expect(watchLines(gone)).toEqual([
+        'rrscan_watches_open 0', 'rrscan_watch_patterns{target="rrnames"} 0', 'rrscan_watch_patterns{target="rdata"} 0',
+        ...watchLines(matched).slice(3),
+      ]);
+    });
 });
 
 describe('a reader that stops reading', () => {

@@ -3,15 +3,17 @@
 // (Debian's 18.16), the same NDJSON files ingested into local shards and
 // into ClickHouse, the same watches open on a local `rrscan serve` and on one
 // with --clickhouse-url: both streams must carry the same objects, byte for
-// byte (keep-alives aside). The local tier sees each file as a published
-// shard; the ClickHouse tier finds it at its next poll.
+// byte (keep-alives aside), and both servers' /metrics the same lines for the
+// watches open and their patterns. The local tier sees each file as a
+// published shard; the ClickHouse tier finds it at its next poll.
 
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nameToWire } from '../../src/dns/name.js';
 import { CLICKHOUSE_SKIP_REASON, HAVE_CLICKHOUSE, startClickHouse, type ClickHouseServer } from '../helpers/clickhouse-server.js';
 import { ingestBoth, ndjsonFilesBeside } from '../helpers/differential.js';
-import { addKey, begin, body, cliOk, startServer, tempPaths, type Server } from '../helpers/rrscan.js';
+import { waitFor } from '../helpers/live-ingest.js';
+import { addKey, begin, body, cliOk, get, startServer, tempPaths, type Server } from '../helpers/rrscan.js';
 import { WatchClient } from '../helpers/watch-client.js';
 
 if (!HAVE_CLICKHOUSE) console.warn(CLICKHOUSE_SKIP_REASON);
@@ -23,6 +25,15 @@ const a = (rrname: string, t: number) => ({ rrname, rrtype: 'A', rdata: ['192.0.
 const ns = (rrname: string, target: string, t: number) =>
   ({ rrname, rrtype: 'NS', rdata: [target], count: 1, time_first: t, time_last: t });
 const obj = (rrname: string, t: number, rrtype = 'A') => ({ obj: { rrname, rrtype, time_first: t } });
+
+/** The lines of a server's /metrics for the watches open and their patterns (watch-metrics.ts: the same on both tiers). */
+async function watchLines(server: Server): Promise<string[]> {
+  const r = await get({ port: server.metricsPort! }, '/metrics');
+  return r.body.split('\n').filter((l) => /^rrscan_watch(es_open|_patterns)[ {]/.test(l));
+}
+
+const openWatches = (n: number, rrnames: number, rdata: number): string[] =>
+  [`rrscan_watches_open ${n}`, `rrscan_watch_patterns{target="rrnames"} ${rrnames}`, `rrscan_watch_patterns{target="rdata"} ${rdata}`];
 
 describe.skipIf(!HAVE_CLICKHOUSE)('standing watches on the ClickHouse tier', () => {
   let ch: ClickHouseServer;
@@ -47,7 +58,8 @@ describe.skipIf(!HAVE_CLICKHOUSE)('standing watches on the ClickHouse tier', () 
     cliOk(['ingest', '--data', dir, ...ndjsonFilesBeside(path.join(dir, '..', 'seed'), seed)]);
     cliOk(['ingest', '--clickhouse-url', ch.url, ...ndjsonFilesBeside(path.join(dir, '..', 'seed2'), seed)]);
     key = addKey(dir, ['--unlimited']);
-    [local, remote] = await Promise.all([startServer(dir), startServer(dir, ['--clickhouse-url', ch.url])]);
+    [local, remote] = await Promise.all([startServer(dir, ['--metrics-port', '0']),
+      startServer(dir, ['--clickhouse-url', ch.url, '--metrics-port', '0'])]);
   }, 120_000);
 
   afterAll(async () => {
@@ -60,8 +72,10 @@ describe.skipIf(!HAVE_CLICKHOUSE)('standing watches on the ClickHouse tier', () 
     'a catch-up gives the same on both', async () => {
     const path1 = `/pdns/v2/watch/regex/rrnames/${encodeURIComponent('ch-watch\\.test\\.$')}`;
     const path2 = `/pdns/v2/watch/glob/rdata/${encodeURIComponent('*.ns.ch-watch.test.')}`;
+    for (const s of [local!, remote!]) expect(await watchLines(s)).toEqual(openWatches(0, 0, 0));
     const watches = [local, remote].flatMap((s) => [new WatchClient(s.port, path1, key), new WatchClient(s.port, path2, key)]);
     await Promise.all(watches.map((w) => w.begun()));
+    for (const s of [local!, remote!]) expect(await watchLines(s)).toEqual(openWatches(2, 1, 1));
     const t = now();
     ingest([a('old.ch-watch.test.', t), a('other.example.', t), a('b.ch-watch.test.', t), a('a.ch-watch.test.', t + 1),
       ns('z.ch-watch.test.', 'x.ns.ch-watch.test.', t)]);
@@ -88,5 +102,12 @@ describe.skipIf(!HAVE_CLICKHOUSE)('standing watches on the ClickHouse tier', () 
     await Promise.all(resumed.map((w) => w.objectsAtLeast(4)));
     for (const w of resumed) expect(w.body()).toBe(names + body(obj('c.ch-watch.test.', t2)));
     for (const w of resumed) w.hangUp();
+    for (const s of [local!, remote!]) {
+      const closed = await waitFor('the watches closed', async () => {
+        const l = await watchLines(s);
+        return l[0] === 'rrscan_watches_open 0' ? l : undefined;
+      });
+      expect(closed).toEqual(openWatches(0, 0, 0));
+    }
   }, 120_000);
 });

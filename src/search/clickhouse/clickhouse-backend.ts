@@ -8,6 +8,7 @@
 // the local tier does once its shards are compacted into one (for rdata
 // lookups: each RRset holding the record, lookup-sql.ts).
 
+import type { Registry } from 'prom-client';
 import { ClickHouse } from '../../clickhouse/client.js';
 import { findTables, type Tables } from '../../clickhouse/schema.js';
 import { LIMITS } from '../../config/limits.js';
@@ -15,7 +16,7 @@ import { ApiError, STREAM_MESSAGES } from '../../errors/catalogue.js';
 import type { FlexQuery } from '../../query/flex-query.js';
 import type { LookupQuery } from '../../query/lookup-query.js';
 import type { Effective } from '../../query/params.js';
-import type { FlexPlan, LookupPlan, SearchBackend } from '../backend.js';
+import type { BackendDescription, FlexPlan, LookupPlan, SearchBackend } from '../backend.js';
 import type { OpenSources, SourceEvents } from '../sources.js';
 import { compileFlex } from '../flex-patterns.js';
 import { flexSql } from './flex-sql.js';
@@ -25,6 +26,7 @@ import { SelectFlexSource } from './select-source.js';
 import type { StreamedSelect } from './streamed-select.js';
 import type { WatchQuery } from '../../query/watch-query.js';
 import type { WatchPlan } from '../watch-stream.js';
+import { watchHubMetrics } from '../watch-metrics.js';
 import { ClickHouseWatchFeed } from './clickhouse-watch-feed.js';
 
 export interface ClickHouseBackendOptions {
@@ -118,10 +120,13 @@ export class ClickHouseBackend implements SearchBackend {
     return this.watchFeed.plan(q, eff);
   }
 
-  describe(): Record<string, unknown> {
+  describe(): BackendDescription {
     return {
-      backend: 'clickhouse', url: this.opts.url, database: this.opts.database, distributed: this.tables.distributed,
-      ngramIndex: this.tables.ngramIndex, querySeconds: this.querySeconds,
+      message: 'data backend ready',
+      fields: {
+        backend: 'clickhouse', url: this.opts.url, database: this.opts.database, distributed: this.tables.distributed,
+        ngramIndex: this.tables.ngramIndex, querySeconds: this.querySeconds,
+      },
     };
   }
 
@@ -137,6 +142,14 @@ export class ClickHouseBackend implements SearchBackend {
       // /readyz is the operator's port: the cause (which node, which error) is what they need.
       return `ClickHouse unreachable: ${(err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').trim().slice(0, 400)}`;
     }
+  }
+
+  /**
+   * The standing watches' series both tiers share; what only this tier's
+   * feed counts (polls, rows read, tuples remembered) is not exported.
+   */
+  registerMetrics(registry: Registry): void {
+    watchHubMetrics(registry, () => this.watchFeed?.stats());
   }
 
   close(): Promise<void> {

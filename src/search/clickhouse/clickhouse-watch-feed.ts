@@ -36,7 +36,7 @@ import type { FlexTarget } from '../../query/flex-query.js';
 import type { Effective } from '../../query/params.js';
 import type { WatchQuery } from '../../query/watch-query.js';
 import type { BlobColumns } from '../../shard/blob.js';
-import { catchUpKeep, compileWatch, WatchHub, type Watch, type WatchTuple } from '../watch-hub.js';
+import { catchUpKeep, compileWatch, WatchHub, type Watch, type WatchHubStats, type WatchTuple } from '../watch-hub.js';
 import { IdPatterns } from '../watch-patterns.js';
 import type { WatchPlan } from '../watch-stream.js';
 import { watchCatchUpSql, watchPollSql } from './watch-sql.js';
@@ -85,8 +85,7 @@ function blobOf(values: readonly string[]): BlobColumns {
 const failureOf = (err: unknown): string =>
   (errorCode((err as Error).message) === TIMEOUT_CODE ? STREAM_MESSAGES.SCAN_TIMEOUT : STREAM_MESSAGES.INTERNAL);
 
-export interface ClickHouseWatchStats {
-  open: number;
+export interface ClickHouseWatchStats extends WatchHubStats {
   polls: number;
   /** Rows polls read, tuples new to the feed, and those remembered now. */
   rows: number;
@@ -260,7 +259,7 @@ export class ClickHouseWatchFeed {
   }
 
   stats(): ClickHouseWatchStats {
-    return { open: this.hub.watches.size, ...this.counts, remembered: this.seen.rrnames.size + this.seen.rdata.size };
+    return { ...this.hub.stats(), ...this.counts, remembered: this.seen.rrnames.size + this.seen.rdata.size };
   }
 
   close(): void {

@@ -7,20 +7,22 @@ import { ApiError } from '../../errors/catalogue.js';
 import type { FlexQuery } from '../../query/flex-query.js';
 import type { LookupQuery } from '../../query/lookup-query.js';
 import type { Effective } from '../../query/params.js';
-import type { FlexPlan, LookupPlan, SearchBackend } from '../backend.js';
+import type { BackendDescription, FlexPlan, LookupPlan, SearchBackend } from '../backend.js';
 import { openFlexSources } from './flex-sources.js';
 import { compileFlex } from '../flex-patterns.js';
 import { planFlex } from './flex-plan.js';
 import { openLookupSources } from './lookup-sources.js';
-import { ScanPool, type ScanPoolOptions, type ScanPoolStats } from './scan-pool.js';
-import { ShardSet, type ShardSetStats, type Snapshot } from './shard-set.js';
+import type { Registry } from 'prom-client';
+import { localMetrics, type LocalBackendStats } from './local-metrics.js';
+import { ScanPool, type ScanPoolOptions } from './scan-pool.js';
+import { ShardSet, type Snapshot } from './shard-set.js';
 import { silentLog, type Log } from '../../lib/log.js';
-import { ShardScrubber, type ScrubStats } from './shard-scrub.js';
+import { ShardScrubber } from './shard-scrub.js';
 import type { Openable } from '../paginator.js';
 import type { OpenSources } from '../sources.js';
 import type { WatchQuery } from '../../query/watch-query.js';
 import type { WatchPlan } from '../watch-stream.js';
-import { LocalWatchFeed, type LocalWatchStats } from './local-watch-feed.js';
+import { LocalWatchFeed } from './local-watch-feed.js';
 
 export interface LocalBackendOptions extends ScanPoolOptions {
   dataDir: string;
@@ -28,14 +30,6 @@ export interface LocalBackendOptions extends ScanPoolOptions {
   log?: Log;
   /** The background scrub's read rate (shard-scrub.ts); 0 or absent: no scrub. */
   scrubBytesPerSecond?: number;
-}
-
-export interface LocalBackendStats {
-  readonly shards: ShardSetStats;
-  readonly pool: ScanPoolStats;
-  readonly scrub: ScrubStats | undefined;
-  /** Standing watches, once one has been opened. */
-  readonly watches: LocalWatchStats | undefined;
 }
 
 /**
@@ -55,6 +49,7 @@ export class LocalBackend implements SearchBackend {
   private readonly pool: ScanPool;
   private readonly scrubber: ShardScrubber | undefined;
   private readonly log: Log;
+  private readonly dataDir: string;
   /** Standing watches: made with the first one, fed by every snapshot the shard set installs. */
   private watchFeed: LocalWatchFeed | undefined;
 
@@ -62,6 +57,7 @@ export class LocalBackend implements SearchBackend {
   constructor(opts: LocalBackendOptions) {
     const log = opts.log ?? silentLog;
     this.log = log;
+    this.dataDir = opts.dataDir;
     this.shards = new ShardSet(opts.dataDir, log);
     this.shards.load();
     this.shards.watch(() => this.watchFeed?.published());
@@ -138,13 +134,18 @@ export class LocalBackend implements SearchBackend {
     return this.watchFeed.plan(q, eff);
   }
 
-  describe(): Record<string, unknown> {
+  describe(): BackendDescription {
     const snap = this.shards.current();
     const st = this.shards.stats();
-    return {
+    const fields = {
       backend: 'local', shards: snap.shards.length, verifying: st.verifying, quarantined: st.quarantined.length,
       generation: snap.generation, threads: this.pool.threads,
     };
+    // Served, still being verified, or quarantined: what the manifest lists.
+    if (snap.shards.length + st.verifying + st.quarantined.length > 0) return { message: 'shards loaded', fields };
+    const empty = { message: 'the data directory holds no shards: every search finds nothing until data is ingested',
+      fields: { dataDir: this.dataDir } };
+    return { message: 'shards loaded', fields, empty };
   }
 
   notReady(): Promise<string | undefined> {
@@ -155,9 +156,13 @@ export class LocalBackend implements SearchBackend {
     return this.shards.degraded();
   }
 
-  /** The shards' and the pool's counters, for the server's metrics (read at scrape time). */
+  /** The shards', the pool's, the scrub's and the watches' counters, for the metrics (read at scrape time). */
   stats(): LocalBackendStats {
     return { shards: this.shards.stats(), pool: this.pool.stats(), scrub: this.scrubber?.stats(), watches: this.watchFeed?.stats() };
+  }
+
+  registerMetrics(registry: Registry): void {
+    localMetrics(registry, () => this.stats());
   }
 
   async close(): Promise<void> {
