@@ -333,3 +333,20 @@ export function memberPids(server: Server): Map<number, number> {
   }
   return pids;
 }
+
+/** Polls `ok` every `stepMs` until it holds; fails naming `what` once `ms` have passed. */
+export async function until(what: string, ok: () => boolean | Promise<boolean>, ms = 10_000, stepMs = 25): Promise<void> {
+  for (const end = Date.now() + ms; Date.now() < end;) {
+    if (await ok()) return;
+    await new Promise((r) => setTimeout(r, stepMs));
+  }
+  throw new Error(`timed out waiting until ${what}`);
+}
+
+/** The unlabelled series `name` of a server's /metrics (started with --metrics-port). */
+export async function metric(server: Server, name: string): Promise<number> {
+  const r = await get({ port: server.metricsPort! }, '/metrics');
+  const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(r.body);
+  if (m === null) throw new Error(`no series ${name}`);
+  return Number(m[1]);
+}

@@ -25,7 +25,7 @@ import { LIMITS } from '../../src/config/limits.js';
 import { DEFAULT_POLICY, isSealed, nextMerge, unsealedShardsMax, type TieredPolicy } from '../../src/shard/compaction-policy.js';
 import type { Manifest } from '../../src/shard/manifest.js';
 import {
-  BIN, REPO, addKey, begin, body, cli, get, ok, startServer, tempPaths, unlistedFiles, type Server,
+  BIN, REPO, addKey, begin, body, cli, get, ok, startServer, tempPaths, unlistedFiles, until, type Server,
 } from '../helpers/rrscan.js';
 
 const temp = tempPaths();
@@ -93,14 +93,6 @@ const autoCompact = (dir: string, extra: string[] = []) =>
 const logged = (p: Proc, msg: string) => p.stderr().split('\n').filter((l) => l.includes(`"msg":"${msg}"`))
   .map((l) => JSON.parse(l) as Record<string, unknown>);
 
-async function until(what: string, cond: () => boolean, ms = 30_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 async function stop(p: Proc, signal: NodeJS.Signals = 'SIGTERM') {
   if (p.proc.exitCode === null && p.proc.signalCode === null) p.proc.kill(signal);
   return p.exited;
@@ -156,7 +148,7 @@ describe('compact --auto beside a publisher and a server', () => {
       expect((await publisher.exited).code, publisher.stderr()).toBe(0);
       expect(publishedAt()).toHaveLength(FLUSHES);
       // Settled: no merge due (a merge in flight keeps its inputs listed, so one would be).
-      await until('the compactor to finish merging', () => nextMerge(readManifestAt(dir).shards, POLICY) === undefined);
+      await until('the compactor to finish merging', () => nextMerge(readManifestAt(dir).shards, POLICY) === undefined, 30_000);
       const m = readManifestAt(dir);
       const published = FLUSHES * PER_FLUSH;
       const bound = unsealedShardsMax(published, POLICY);
@@ -257,7 +249,7 @@ describe('compact --auto stopped during a merge', () => {
     stopping.push(new Promise((r) => server.proc.once('exit', () => r())));
     const expected = await answers(server);
     const compactor = autoCompact(dir, ARGS);
-    await until('the merge to start', () => logged(compactor, 'compaction merging').length > 0);
+    await until('the merge to start', () => logged(compactor, 'compaction merging').length > 0, 30_000);
     await new Promise((r) => setTimeout(r, 300));
     expect(logged(compactor, 'compaction merged'), 'the merge ended before the signal: make the shards bigger').toEqual([]);
     const exit = await stop(compactor, signal);
@@ -283,7 +275,7 @@ describe('compact --auto stopped during a merge', () => {
     cpSync(base, dir, { recursive: true });
     const compactor = autoCompact(dir, ARGS);
     try {
-      await until('the merge to start', () => logged(compactor, 'compaction merging').length > 0);
+      await until('the merge to start', () => logged(compactor, 'compaction merging').length > 0, 30_000);
       const full = run(process.execPath, [BIN, 'compact', '--data', dir]);
       const { code } = await full.exited;
       expect(code, full.stderr()).toBe(0);
@@ -303,7 +295,7 @@ describe('compact --auto stopped during a merge', () => {
       expect(readFileSync(path.join(dir, 'manifest.json'), 'utf8')).toBe(before);
       expect(await answers(server)).toEqual(expected);
       const next = autoCompact(dir, ARGS);
-      await until('the next merge', () => logged(next, 'compaction merged').length > 0);
+      await until('the next merge', () => logged(next, 'compaction merged').length > 0, 30_000);
       expect(await stop(next)).toEqual({ code: 0, signal: null });
       const m = readManifestAt(dir);
       expect(m.shards).toHaveLength(1);

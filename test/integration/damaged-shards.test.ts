@@ -16,7 +16,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STREAM_MESSAGES } from '../../src/errors/catalogue.js';
 import {
-  addKey, begin, body, get, ingestNdjson, lines, ok, startServer, tempPaths, type Reply, type Server,
+  addKey, begin, body, get, ingestNdjson, lines, metric, ok, startServer, tempPaths, until, type Reply, type Server,
 } from '../helpers/rrscan.js';
 
 const PER_SHARD = 2_000;
@@ -73,27 +73,11 @@ function overwrite(file: string, offsets: readonly number[]): void {
   }
 }
 
-/** The unlabelled series `name` of the server's /metrics. */
-async function metric(server: Server, name: string): Promise<number> {
-  const r = await get({ port: server.metricsPort! }, '/metrics');
-  const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(r.body);
-  if (m === null) throw new Error(`no series ${name}`);
-  return Number(m[1]);
-}
-
 const readyz = (server: Server) => get({ port: server.metricsPort! }, '/readyz');
 
 /** Waits until the server has verified the shards it started with (/readyz stops saying `verifying`). */
 async function verified(server: Server): Promise<void> {
   await until('the shards are verified', async () => !(await readyz(server)).body.startsWith('not ready: verifying'));
-}
-
-async function until(what: string, ok: () => Promise<boolean> | boolean, ms = 10_000): Promise<void> {
-  for (const end = Date.now() + ms; Date.now() < end;) {
-    if (await ok()) return;
-    await sleep(25);
-  }
-  throw new Error(`timed out waiting until ${what}`);
 }
 
 /** rdata ip lookup of a /24 held by `shard`: the exact body when the shard is served. */

@@ -11,7 +11,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  addKey, begin, body, get, ingestNdjson, none, ok, startServer, tempPaths, withoutKeepAlives, type Server,
+  addKey, begin, body, get, ingestNdjson, metric, none, ok, startServer, tempPaths, withoutKeepAlives, type Server,
 } from '../helpers/rrscan.js';
 
 const SHARDS = 3;
@@ -37,13 +37,6 @@ const record = (i: number) => ({
   bailiwick: 'example.', rdata: [`10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`],
 });
 
-async function metric(name: string): Promise<number> {
-  const r = await get({ port: server.metricsPort! }, '/metrics');
-  const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(r.body);
-  if (m === null) throw new Error(`no series ${name}`);
-  return Number(m[1]);
-}
-
 beforeAll(async () => {
   const dir = paths.fresh();
   // Shard s holds the names i with i % SHARDS == s: every shard spans the whole value range.
@@ -61,13 +54,13 @@ afterAll(async () => {
 
 describe('a flexible search longer than a scan turn', () => {
   it('answers a pattern that matches nothing, after searching each byte about once', async () => {
-    const tasks0 = await metric('rrscan_scan_tasks_started_total');
-    const turns0 = await metric('rrscan_scan_turns_total');
+    const tasks0 = await metric(server, 'rrscan_scan_tasks_started_total');
+    const turns0 = await metric(server, 'rrscan_scan_turns_total');
     const r = await get(server, '/pdns/v2/regex/rrnames/%5B0-9%5D%7B50%2C%7D', { 'X-API-Key': key });
     expect(r.status).toBe(200);
     expect(withoutKeepAlives(r.body).body).toBe(body(begin, none));
-    const turns = (await metric('rrscan_scan_turns_total')) - turns0;
-    const tasks = (await metric('rrscan_scan_tasks_started_total')) - tasks0;
+    const turns = (await metric(server, 'rrscan_scan_turns_total')) - turns0;
+    const tasks = (await metric(server, 'rrscan_scan_tasks_started_total')) - tasks0;
     // The search did outlast its turns (else this test could not fail) ...
     expect(turns).toBeGreaterThan(0);
     // ... and each new task went on from where the last stopped: searching the 30 MB took 5 turns here (a loaded
