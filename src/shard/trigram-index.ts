@@ -89,16 +89,28 @@ class PostingsReader {
   constructor(private readonly postings: Uint8Array, private p: number, private readonly e: number) {}
 
   next(): number {
-    if (this.p >= this.e) return -1;
+    let p = this.p;
+    if (p >= this.e) return -1;
     const postings = this.postings;
-    let v = 0;
-    let shift = 0;
-    let byte: number;
-    do {
-      byte = postings[this.p++]!;
-      v += (byte & 0x7f) * 2 ** shift;
-      shift += 7;
-    } while (byte & 0x80);
+    // Unrolled, in integers: a delta is at most 5 bytes (32 bits); the fifth byte's bits lie above int32's sign, so it
+    // is added as a number. A loop with 2 ** shift took twice as long: the selective and substring classes' candidates
+    // over 2 M names took 0.76 and 0.82 ms, now 0.39 (node dist/bench/micro/pattern-scan.js 2000000 --no-rg).
+    let b = postings[p++]!;
+    let v = b & 0x7f;
+    if (b >= 0x80) {
+      b = postings[p++]!;
+      v |= (b & 0x7f) << 7;
+      if (b >= 0x80) {
+        b = postings[p++]!;
+        v |= (b & 0x7f) << 14;
+        if (b >= 0x80) {
+          b = postings[p++]!;
+          v |= (b & 0x7f) << 21;
+          if (b >= 0x80) v += (postings[p++]! & 0x7f) * 0x10000000;
+        }
+      }
+    }
+    this.p = p;
     this.id += v;
     return this.id;
   }
