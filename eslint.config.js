@@ -23,7 +23,7 @@ export default [
   {
     files: ['src/**/*.ts', 'workers/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'console/**/*.ts'],
     languageOptions: {
-      // Syntax only, no type information: fast, and all that layout rules need.
+      // The layout rules need syntax only; the type-aware rules below add the program.
       parser: tseslint.parser,
       ecmaVersion: 2022,
       sourceType: 'module',
@@ -55,6 +55,29 @@ export default [
       '@stylistic/function-call-spacing': 'error',
       '@stylistic/space-before-function-paren': ['error', { anonymous: 'never', named: 'never', asyncArrow: 'always' }],
       '@stylistic/type-annotation-spacing': 'error',
+    },
+  },
+  {
+    // Type-aware rules: what the compiler alone cannot see. They need the program, so each file is parsed with the
+    // tsconfig that compiles it: tsconfig.test.json covers src, workers, bench, test and vitest.config.ts, and the console
+    // (browser lib, bundler resolution) has its own.
+    files: ['src/**/*.ts', 'workers/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'console/**/*.ts'],
+    languageOptions: {
+      parserOptions: {
+        project: ['./tsconfig.test.json', './console/tsconfig.json'],
+        tsconfigRootDir: import.meta.dirname,
+      },
+    },
+    plugins: { '@typescript-eslint': tseslint.plugin },
+    rules: {
+      // A promise nobody awaits loses its rejection (an unhandled rejection ends the process) and its ordering. Where
+      // dropping it is meant, `void` says so.
+      '@typescript-eslint/no-floating-promises': 'error',
+      // A switch over a union names every member, even where a default would catch the rest: a member added later is
+      // then a finding at each switch that must decide what to do with it, not a quiet trip through the default.
+      '@typescript-eslint/switch-exhaustiveness-check': 'error',
+      // An assertion the types already guarantee hides the ones that matter.
+      '@typescript-eslint/no-unnecessary-type-assertion': 'error',
     },
   },
   {

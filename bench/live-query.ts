@@ -129,9 +129,9 @@ async function startReceiver(data: string, sock: string, compact: 'auto' | 'off'
   { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, RRSCAN_LOG_LEVEL: 'info' } });
   let out = '';
   let err = '';
-  proc.stderr!.on('data', (d: Buffer) => { err += d.toString(); });
+  proc.stderr.on('data', (d: Buffer) => { err += d.toString(); });
   const address = await new Promise<string>((resolve, reject) => {
-    proc.stdout!.on('data', (d: Buffer) => {
+    proc.stdout.on('data', (d: Buffer) => {
       out += d.toString();
       const m = /listening on (\S+)/.exec(out);
       if (m) resolve(m[1]!);

@@ -207,7 +207,7 @@ async function startReceiver(data: string, sock: string, logFile: string): Promi
   const log = createWriteStream(logFile);
   const merges = { started: 0, ended: 0, largest: 0, inFlight: 0 };
   const flushes = { last: 0, largest: 0 };
-  createInterface({ input: proc.stderr! }).on('line', (line) => {
+  createInterface({ input: proc.stderr }).on('line', (line) => {
     log.write(line + '\n');
     if (!line.startsWith('{')) return;
     const e = JSON.parse(line) as { msg?: string; rrsetsIn?: number; event?: string; rrsets?: number };
@@ -229,7 +229,7 @@ async function startReceiver(data: string, sock: string, logFile: string): Promi
   }));
   let out = '';
   const ready = await new Promise<{ address: string; metricsPort: number }>((resolve, reject) => {
-    proc.stdout!.on('data', (d: Buffer) => {
+    proc.stdout.on('data', (d: Buffer) => {
       out += d.toString();
       const a = /listening on (\S+)/.exec(out);
       const m = /rrscan metrics at http:\/\/[^:]+:(\d+)\/metrics/.exec(out);

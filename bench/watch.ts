@@ -132,7 +132,7 @@ async function receiver(data: string, sock: string): Promise<{ proc: ChildProces
   const log = logOf(proc);
   let out = '';
   const address = await new Promise<string>((resolve, reject) => {
-    proc.stdout!.on('data', (d: Buffer) => {
+    proc.stdout.on('data', (d: Buffer) => {
       out += d.toString();
       const m = /listening on (\S+)/.exec(out);
       if (m) resolve(m[1]!);
@@ -150,7 +150,7 @@ async function server(data: string): Promise<{ proc: ChildProcess; port: number;
   const log = logOf(proc);
   let out = '';
   const port = await new Promise<number>((resolve, reject) => {
-    proc.stdout!.on('data', (d: Buffer) => {
+    proc.stdout.on('data', (d: Buffer) => {
       out += d.toString();
       const m = /at https?:\/\/[^:]+:(\d+)\/pdns\/v2\//.exec(out);
       if (m) resolve(Number(m[1]));

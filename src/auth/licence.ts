@@ -156,7 +156,7 @@ export function decideCharge(licence: Licence, usage: Usage, endpoint: ChargedEn
     let expired = 0;
     while (expired < log.length && log[expired]! <= windowStart) expired++;
     if (expired > 0) log.splice(0, expired);
-    if (log.length >= (licence.burstSize as number)) return 'RATE_LIMITED';
+    if (log.length >= licence.burstSize) return 'RATE_LIMITED';
     log.push(now);
   }
   usage.periodUsed++;

@@ -86,9 +86,11 @@ function usedText(lic: Licence, usage: Usage, now: number): string {
       return 'not enforced (see total_used)';
     case 'block':
       return `${used} of ${lic.quotaLimit} in the block`;
-    default:
+    case 'daily':
+    case 'hourly': {
       const period = lic.quotaKind === 'daily' ? 'UTC day' : 'hour';
       return `${used} of ${lic.quotaLimit} this ${period}, resets ${when(nextResetOf(lic.quotaKind, now))}`;
+    }
   }
 }
 
@@ -135,7 +137,7 @@ function keyCommand(keys: Command, name: string, description: string,
 
 /** Where a key's --max-concurrent is counted: by each process, or by every front end naming the same Redis. */
 function capScope(cmd: Command): string {
-  return (cmd.opts() as StoreFlags).redisUrl === undefined ? 'per server process' : 'across every server on this Redis';
+  return cmd.opts<StoreFlags>().redisUrl === undefined ? 'per server process' : 'across every server on this Redis';
 }
 
 function keyHashArg(cmd: Command, key: string): Buffer {

@@ -166,7 +166,7 @@ class DemoWorld {
     const i = this.domainIndex++;
     const r = this.rng.float();
     // The fixed lookalikes come early and spread out, so a small demo has them all.
-    if (i % 37 === 5 && this.fixedPhish < PHISH_FIXED.length) this.phishDomain(out, PHISH_FIXED[this.fixedPhish++]!);
+    if (i % 37 === 5 && this.fixedPhish < PHISH_FIXED.length) this.phishDomain(out, PHISH_FIXED[this.fixedPhish++]);
     else if (r < 0.015) this.dgaDomain(out);
     else if (r < 0.035) this.phishDomain(out, undefined);
     else if (r < 0.04) this.idnDomain(out);
@@ -724,7 +724,7 @@ class DemoWorld {
       const a = d.born + rng.below(Math.max(1, Math.floor((d.died - d.born) * 0.7)));
       const b = rng.chance(0.85) ? d.died : a + rng.below(d.died - a + 1);
       if (MICROSOFT_CNAMES[label] !== undefined && (microsoft || label === 'autodiscover')) {
-        const target = microsoft ? MICROSOFT_CNAMES[label]! : `mail.${d.apex}`;
+        const target = microsoft ? MICROSOFT_CNAMES[label] : `mail.${d.apex}`;
         this.sensor(out, d, name, RR.CNAME, d.apex, [this.rd(RR.CNAME, target, true)], a, b, 0.5);
       } else if (label.endsWith('._domainkey')) {
         if (microsoft && label.startsWith('selector')) {

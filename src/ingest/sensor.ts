@@ -67,7 +67,7 @@ import { LIMITS } from '../config/limits.js';
 import type { DnsMessage, DnsRecord } from '../dns/message.js';
 import { readWireName } from '../dns/name.js';
 import { isMetaType, RR } from '../dns/rrtype.js';
-import type { Observation, Rdata } from '../model/observation.js';
+import type { Observation } from '../model/observation.js';
 import type { IngestContext } from './context.js';
 
 export interface SensorOptions { /* none yet; reserve for --observed-at override */ }
@@ -319,7 +319,7 @@ export function observeResponse(msg: DnsMessage, timeSec: number, bailiwick?: st
         }
       }
       last = obs;
-      const rdata = obs.rdata as Rdata[];
+      const rdata = obs.rdata;
       let dup = false;
       for (let i = 0; i < rdata.length && !dup; i++) dup = sameBytes(rdata[i]!.wire, rr.rdata);
       if (!dup) rdata.push({ text: rr.text, wire: ownWire(rr.rdata) });

@@ -26,7 +26,7 @@ export function parseFlexQuery(segments: readonly string[], q: ReadonlyMap<strin
   if (segments.length < 2 || (segments[1] !== 'rrnames' && segments[1] !== 'rdata')) {
     throw new ApiError('BAD_WHAT_TO_SEARCH');
   }
-  const target = segments[1] as FlexTarget;
+  const target = segments[1];
   if (segments.length < 3 || segments[2] === '') throw new ApiError('MISSING_SEGMENT');
   if (segments.length > 4) throw new ApiError('TOO_MANY_SEGMENTS');
   const pattern = segments[2]!;

@@ -359,7 +359,9 @@ function repetitionBudget(node: RegexNode, arg: number): number {
       for (const sub of node.subs) a = Math.min(a, repetitionBudget(sub, arg));
       return a;
     }
-    default:
+    case 'assert':
+    case 'atom':
+    case 'empty':
       return arg;
   }
 }

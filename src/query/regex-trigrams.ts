@@ -37,8 +37,6 @@ const QUERY_TRIGRAMS_MAX = 512;
 // ---------------------------------------------------------------------------
 // Query algebra (codesearch's Query.andOr with its implication and factoring rules).
 
-type Node = { readonly op: 'and' | 'or'; readonly trigrams: number[]; readonly subs: TrigramQuery[] };
-
 function sortedUnion(a: readonly number[], b: readonly number[]): number[] {
   const out: number[] = [];
   let i = 0;
@@ -79,7 +77,7 @@ function trigramsImply(t: readonly number[], q: TrigramQuery): boolean {
       return isSubset(q.trigrams, t);
     case 'all':
       return true;
-    default:
+    case 'none':
       return false;
   }
 }
@@ -100,22 +98,20 @@ function andOr(q: TrigramQuery, r: TrigramQuery, op: 'and' | 'or'): TrigramQuery
   if (r.op === 'none') return op === 'and' ? r : q;
   if (implies(q, r)) return op === 'and' ? q : r;
   if (implies(r, q)) return op === 'and' ? r : q;
-  const qn = q as Node;
-  const rn = r as Node;
-  const qAtom = qn.trigrams.length === 1 && qn.subs.length === 0;
-  const rAtom = rn.trigrams.length === 1 && rn.subs.length === 0;
-  if (qn.op === op && (rn.op === op || rAtom)) return make(op, sortedUnion(qn.trigrams, rn.trigrams), [...qn.subs, ...rn.subs]);
-  if (rn.op === op && qAtom) return make(op, sortedUnion(qn.trigrams, rn.trigrams), [...rn.subs]);
-  if (qAtom && rAtom) return make(op, sortedUnion(qn.trigrams, rn.trigrams), []);
-  if (qn.op === op) return make(op, qn.trigrams, [...qn.subs, r]);
-  if (rn.op === op) return make(op, rn.trigrams, [...rn.subs, q]);
+  const qAtom = q.trigrams.length === 1 && q.subs.length === 0;
+  const rAtom = r.trigrams.length === 1 && r.subs.length === 0;
+  if (q.op === op && (r.op === op || rAtom)) return make(op, sortedUnion(q.trigrams, r.trigrams), [...q.subs, ...r.subs]);
+  if (r.op === op && qAtom) return make(op, sortedUnion(q.trigrams, r.trigrams), [...r.subs]);
+  if (qAtom && rAtom) return make(op, sortedUnion(q.trigrams, r.trigrams), []);
+  if (q.op === op) return make(op, q.trigrams, [...q.subs, r]);
+  if (r.op === op) return make(op, r.trigrams, [...r.subs, q]);
   // An AND of ORs or an OR of ANDs: factor out common trigrams,
   //   (abc|def|X) AND (abc|def|Y) => (abc|def) OR (X AND Y)
   //   (abc&def&X) OR (abc&def&Y)  => (abc&def) AND (X OR Y)
-  const common = qn.trigrams.filter((x) => rn.trigrams.includes(x));
+  const common = q.trigrams.filter((x) => r.trigrams.includes(x));
   if (common.length > 0) {
-    const q2 = make(qn.op, qn.trigrams.filter((x) => !common.includes(x)), qn.subs);
-    const r2 = make(rn.op, rn.trigrams.filter((x) => !common.includes(x)), rn.subs);
+    const q2 = make(q.op, q.trigrams.filter((x) => !common.includes(x)), q.subs);
+    const r2 = make(r.op, r.trigrams.filter((x) => !common.includes(x)), r.subs);
     const s = andOr(q2, r2, op);
     const other = op === 'and' ? 'or' : 'and';
     return andOr(make(other, common, []), s, other);

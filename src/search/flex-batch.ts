@@ -129,7 +129,7 @@ export class BatchQueue {
   take(max: number): { lines: Uint8Array; drained: boolean } {
     const b = this.batches[0]!;
     const count = Math.min(max, b.count - this.at);
-    const lines = b.bytes.subarray(this.at === 0 ? 0 : b.ends[this.at - 1]!, b.ends[this.at + count - 1]!);
+    const lines = b.bytes.subarray(this.at === 0 ? 0 : b.ends[this.at - 1]!, b.ends[this.at + count - 1]);
     this.taken = count;
     this.at += count;
     if (this.at < b.count) return { lines, drained: false };

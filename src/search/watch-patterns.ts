@@ -211,7 +211,7 @@ export class PatternIndex<W extends PatternSubscriber> {
       let any = false;
       for (let rec = a; rec < b; rec++) any = (want[rec - a] = wanted(rec) ? 1 : 0) === 1 || any;
       if (!any) continue;
-      const range = blob.subarray(offsets[a]!, offsets[b]!);
+      const range = blob.subarray(offsets[a], offsets[b]);
       const live = this.groups.filter((g) => g.patterns.length > 0 && g.test(range));
       if (live.length === 0 && this.everyRecord.size === 0) continue;
       // Which records each set that tested positive matched: halving the range while it tests positive
@@ -243,13 +243,13 @@ export class PatternIndex<W extends PatternSubscriber> {
     if (hi - lo <= NARROW_RECORDS) {
       for (let rec = lo; rec < hi; rec++) {
         if (this.want[rec - base] === 0) continue;
-        g.match(blob.subarray(offsets[rec]!, offsets[rec + 1]! - 1), (p) => out(rec, p));
+        g.match(blob.subarray(offsets[rec], offsets[rec + 1]! - 1), (p) => out(rec, p));
       }
       return;
     }
     const mid = (lo + hi) >>> 1;
-    if (g.test(blob.subarray(offsets[lo]!, offsets[mid]!))) this.narrow(g, cols, lo, mid, base, out);
-    if (g.test(blob.subarray(offsets[mid]!, offsets[hi]!))) this.narrow(g, cols, mid, hi, base, out);
+    if (g.test(blob.subarray(offsets[lo], offsets[mid]))) this.narrow(g, cols, lo, mid, base, out);
+    if (g.test(blob.subarray(offsets[mid], offsets[hi]))) this.narrow(g, cols, mid, hi, base, out);
   }
 
   stats(): PatternIndexStats {

@@ -53,7 +53,8 @@ export function route(rawPath: string): Route {
     if (d === undefined) throw new ApiError('EXCEPTION');
     segments[i] = d;
   }
-  switch (segments[0]) {
+  // The loop above pushes at least one segment.
+  switch (segments[0]!) {
     case 'ping': return segments.length === 1 ? { kind: 'ping' } : { kind: 'not_found' };
     case 'rate_limit': return segments.length === 1 ? { kind: 'rate_limit' } : { kind: 'not_found' };
     case 'openapi.json': return segments.length === 1 ? { kind: 'openapi' } : { kind: 'not_found' };

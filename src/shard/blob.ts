@@ -20,7 +20,7 @@ export interface BlobColumns {
 
 /** Record i of a blob as a string (latin1 is exact: records are ASCII). */
 export function blobRecord(b: BlobColumns, i: number): string {
-  return b.blob.toString('latin1', b.offsets[i]!, b.offsets[i + 1]! - 1);
+  return b.blob.toString('latin1', b.offsets[i], b.offsets[i + 1]! - 1);
 }
 
 /** Records in the blob. */

@@ -103,7 +103,7 @@ export class InternedBlob {
   /** Record i without its newline, as a string (tests and tools: the writer reads bytes). */
   text(i: number): string {
     const all = Buffer.from(this.bytes.buffer, this.bytes.byteOffset, this.byteLength);
-    return all.toString('latin1', this.starts[i]!, this.starts[i + 1]! - 1);
+    return all.toString('latin1', this.starts[i], this.starts[i + 1]! - 1);
   }
 
   /** Bytes held (the arena and its columns), for memory accounting. */

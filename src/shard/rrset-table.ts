@@ -46,7 +46,7 @@ export class Column<T extends TypedArray> {
   /** Appends a run of values (the wire bytes of one record). */
   pushAll(values: ArrayLike<number> & { length: number }): void {
     if (this.length + values.length > this.data.length) this.grow(this.length + values.length);
-    (this.data as Uint8Array).set(values as Uint8Array, this.length);
+    (this.data as Uint8Array).set(values, this.length);
     this.length += values.length;
   }
 
@@ -80,7 +80,7 @@ export class Column<T extends TypedArray> {
     let size = Math.max(1, this.data.length * 2);
     while (size < need) size *= 2;
     const next = new this.kind(size);
-    next.set(this.data as never);
+    next.set(this.data);
     this.data = next;
   }
 }

@@ -198,7 +198,7 @@ export class ShardReader implements ShardHandle {
   }
 
   rdataWire(row: number): Uint8Array {
-    return this.rdata.wire.subarray(this.rdata.wireOffsets[row]!, this.rdata.wireOffsets[row + 1]!);
+    return this.rdata.wire.subarray(this.rdata.wireOffsets[row], this.rdata.wireOffsets[row + 1]);
   }
 
   // -------------------------------------------------------------------------
@@ -330,7 +330,7 @@ export class ShardReader implements ShardHandle {
   /** The rdata rows of name key k, ordered by rrtype, then text. */
   private *rdataOfName(k: number, key: string): Generator<readonly [rdata: number, key: string]> {
     const ix = this.index;
-    const rows = Array.from(ix.nameRdata.subarray(ix.nameStarts[k]!, ix.nameStarts[k + 1]!));
+    const rows = Array.from(ix.nameRdata.subarray(ix.nameStarts[k], ix.nameStarts[k + 1]));
     rows.sort((a, b) => this.rdataType(a) - this.rdataType(b) || (this.rdataText(a) < this.rdataText(b) ? -1 : 1));
     for (const r of rows) yield [r, key];
   }

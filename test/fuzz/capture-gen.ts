@@ -100,7 +100,7 @@ export const pcapArb: fc.Arbitrary<{ bytes: Uint8Array; clean: boolean }> = fc.r
     case 'pcap-be': return { bytes: pcapFile(records, linktype, true), clean };
     case 'pcap-ns': return { bytes: pcapFile(records, linktype, false, true), clean };
     case 'pcapng-us': return { bytes: pcapngFile(records, linktype, 6), clean };
-    default: return { bytes: pcapngFile(records, linktype, 9), clean };
+    case 'pcapng-ns': return { bytes: pcapngFile(records, linktype, 9), clean };
   }
 });
 

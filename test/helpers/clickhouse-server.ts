@@ -149,8 +149,8 @@ export async function startClickHouse(ports?: Ports, extra = ''): Promise<ClickH
   const start = async (): Promise<void> => {
     const child = spawn(binary, [`--config-file=${path.join(dir, 'config.xml')}`], { stdio: ['ignore', 'pipe', 'pipe'], cwd: dir });
     proc = child;
-    child.stdout!.on('data', (d: Buffer) => { out += d.toString(); });
-    child.stderr!.on('data', (d: Buffer) => { out += d.toString(); });
+    child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
+    child.stderr.on('data', (d: Buffer) => { out += d.toString(); });
     const deadline = Date.now() + START_TIMEOUT_MS;
     while (!(await pings(url))) {
       if (child.exitCode !== null || Date.now() > deadline) {

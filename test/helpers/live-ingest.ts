@@ -49,11 +49,11 @@ export async function startReceiver(dataDir: string, listen: string[], extra: st
   const proc = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
-  proc.stderr!.on('data', (d: Buffer) => { err += d.toString(); });
+  proc.stderr.on('data', (d: Buffer) => { err += d.toString(); });
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
   const addresses = await new Promise<string[]>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`receiver did not start: ${out}\n${err}`)), 30_000);
-    proc.stdout!.on('data', (d: Buffer) => {
+    proc.stdout.on('data', (d: Buffer) => {
       out += d.toString();
       const found = [...out.matchAll(/^rrscan ingest listening on (\S+)$/gm)].map((m) => m[1]!);
       if (found.length === listen.length) {

@@ -24,8 +24,8 @@ export async function startNamed(dir: string, conf: string): Promise<Named> {
   writeFileSync(file, conf);
   const proc = spawn(NAMED, ['-g', '-c', file], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  proc.stdout!.on('data', (d: Buffer) => { out += d.toString(); });
-  proc.stderr!.on('data', (d: Buffer) => { out += d.toString(); });
+  proc.stdout.on('data', (d: Buffer) => { out += d.toString(); });
+  proc.stderr.on('data', (d: Buffer) => { out += d.toString(); });
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
   await new Promise<void>((resolve, reject) => {
     const timer = setInterval(() => {

@@ -82,8 +82,8 @@ export async function startRedis(): Promise<RedisServer> {
       '--appendfsync', 'always', '--daemonize', 'no', '--protected-mode', 'yes', '--loglevel', 'warning',
     ], { stdio: ['ignore', 'pipe', 'pipe'] });
     proc = child;
-    child.stdout!.on('data', (d: Buffer) => { out += d.toString(); });
-    child.stderr!.on('data', (d: Buffer) => { out += d.toString(); });
+    child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
+    child.stderr.on('data', (d: Buffer) => { out += d.toString(); });
     const deadline = Date.now() + START_TIMEOUT_MS;
     while (!(await pings(port))) {
       if (child.exitCode !== null || Date.now() > deadline) {

@@ -125,10 +125,10 @@ export async function startServer(dataDir: string, extra: string[] = [], env: Re
   });
   let out = '';
   let err = '';
-  proc.stderr!.on('data', (d: Buffer) => { err += d.toString(); });
+  proc.stderr.on('data', (d: Buffer) => { err += d.toString(); });
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start: ${out}\n${err}`)), 30_000);
-    proc.stdout!.on('data', (d: Buffer) => {
+    proc.stdout.on('data', (d: Buffer) => {
       out += d.toString();
       const m = /at (https?:\/\/\S+?)\/pdns\/v2\//.exec(out);
       if (m) {

@@ -77,8 +77,8 @@ function run(file: string, args: string[], env: Record<string, string> = {}): Pr
   const proc = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   let out = '';
   let err = '';
-  proc.stdout!.on('data', (d: Buffer) => { out += d.toString(); });
-  proc.stderr!.on('data', (d: Buffer) => { err += d.toString(); });
+  proc.stdout.on('data', (d: Buffer) => { out += d.toString(); });
+  proc.stderr.on('data', (d: Buffer) => { err += d.toString(); });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     proc.once('close', (code, signal) => resolve({ code, signal }));
   });

@@ -92,7 +92,7 @@ describe.skipIf(!HAVE_CLICKHOUSE)('a ClickHouse cluster of two shards answers as
       const count = async (t: string) => Number(await c.exec(`SELECT count() FROM rrscan.${t}`));
       const [ledger, rrsets] = await Promise.all([count('ingest_ledger'), count('rrsets')]);
       c.close();
-      return { ledger: ledger!, rrsets: rrsets! };
+      return { ledger, rrsets };
     }));
     const before = await rows();
     // started and done for every file, each file's two rows on the one shard its digest picks.

@@ -129,7 +129,7 @@ for (const { release, have, start } of RELEASES) describe.skipIf(!have)(`the Cli
     const run = () => new Promise<{ code: number | null; stderr: string }>((resolve) => {
       const p = spawn(process.execPath, [BIN, 'ingest', '--clickhouse-url', ch.url, file], { stdio: ['ignore', 'ignore', 'pipe'] });
       let stderr = '';
-      p.stderr!.on('data', (d: Buffer) => { stderr += d.toString(); });
+      p.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
       p.once('close', (code) => resolve({ code, stderr }));
     });
     const results = await Promise.all([run(), run()]);

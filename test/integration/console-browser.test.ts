@@ -305,7 +305,7 @@ describe.skipIf(!HAVE_CHROMIUM)('web console in chromium', () => {
 
     const saved = async (button: string) => {
       const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: button }).click()]);
-      return { name: download.suggestedFilename(), text: readFileSync((await download.path())!, 'utf8') };
+      return { name: download.suggestedFilename(), text: readFileSync(await download.path(), 'utf8') };
     };
     const ndjson = await saved('Export NDJSON');
     expect(ndjson.name).toMatch(/^rrscan-lookup-[0-9TZ-]+\.ndjson$/);

@@ -51,10 +51,10 @@ function serving(argv: string[], opts: { cwd: string; env: Record<string, string
   running.add(proc);
   let out = '';
   let err = '';
-  proc.stderr!.on('data', (d: Buffer) => { err += d.toString(); });
+  proc.stderr.on('data', (d: Buffer) => { err += d.toString(); });
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${argv.join(' ')} did not serve: ${out}\n${err}`)), 60_000);
-    proc.stdout!.on('data', (d: Buffer) => {
+    proc.stdout.on('data', (d: Buffer) => {
       out += d.toString();
       const m = /http:\/\/[^\s/]+:(\d+)\/pdns\/v2\//.exec(out);
       if (m) {

@@ -72,8 +72,8 @@ class TinyDisk {
     const holder = spawn('unshare', [...UNSHARE, 'sh', '-c', script, 'sh', dir], { stdio: ['pipe', 'pipe', 'pipe'] });
     await new Promise<void>((resolve, reject) => {
       let err = '';
-      holder.stderr!.on('data', (d: Buffer) => { err += d.toString(); });
-      holder.stdout!.once('data', () => resolve());
+      holder.stderr.on('data', (d: Buffer) => { err += d.toString(); });
+      holder.stdout.once('data', () => resolve());
       holder.once('error', reject);
       holder.once('exit', (code) => reject(new Error(`unshare ${UNSHARE.join(' ')} exited ${code}: ${err.trim()}`)));
     });

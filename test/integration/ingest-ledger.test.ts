@@ -208,7 +208,7 @@ describe('a file that grows while it is ingested', () => {
     const proc = spawn(process.execPath, [BIN, 'ingest', '--data', data, '--workers', '1', '--memory-rrsets', '20000', file],
       { stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
-    proc.stderr!.on('data', (d: Buffer) => { stderr += d.toString(); });
+    proc.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
     const code = new Promise<number | null>((r) => proc.once('close', r));
     // Appended once the run is past hashing and into reading (its first shard is written).
     const deadline = Date.now() + 30_000;

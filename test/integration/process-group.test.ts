@@ -164,8 +164,8 @@ describe('stopping a group', () => {
       '--keepalive-ms', '50'], { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, RRSCAN_LOG_LEVEL: 'info' } });
     let out = '';
     let err = '';
-    proc.stdout!.on('data', (d: Buffer) => { out += d.toString(); });
-    proc.stderr!.on('data', (d: Buffer) => { err += d.toString(); });
+    proc.stdout.on('data', (d: Buffer) => { out += d.toString(); });
+    proc.stderr.on('data', (d: Buffer) => { err += d.toString(); });
     const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
     try {
       await until('the group listens', () => /at http:\/\/\S+\/pdns\/v2\//.test(out), 30_000);

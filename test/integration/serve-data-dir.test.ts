@@ -66,11 +66,11 @@ describe('npm start on a fresh checkout', () => {
     });
     let out = '';
     let err = '';
-    proc.stderr!.on('data', (d: Buffer) => { err += d.toString(); });
+    proc.stderr.on('data', (d: Buffer) => { err += d.toString(); });
     try {
       const banner = await new Promise<RegExpExecArray>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`npm start did not serve: ${out}\n${err}`)), 90_000);
-        proc.stdout!.on('data', (d: Buffer) => {
+        proc.stdout.on('data', (d: Buffer) => {
           out += d.toString();
           const m = /base URL: http:\/\/127\.0\.0\.1:(\d+)\/pdns\/v2\/\n\s+demo key: (\S+)/.exec(out);
           if (m) {

@@ -277,7 +277,8 @@ export class Sender {
         this.phase = 'stopped';
         this.socket.end(encodeControl(CONTROL_FINISH));
         return;
-      default:
+      case 'stopped':
+      case 'closed':
         return;
     }
   }

@@ -203,7 +203,7 @@ export class ClickHouseWatchFeed {
     for (let k = 0; k < out.records.length; k++) {
       const rec = out.records[k]!;
       registry.watchesOf(out.ids, out.starts[k]!, out.starts[k + 1]!, watches);
-      const record = cols.blob.subarray(cols.offsets[rec]!, cols.offsets[rec + 1]! - 1);
+      const record = cols.blob.subarray(cols.offsets[rec], cols.offsets[rec + 1]! - 1);
       const taking = watches.filter((w) => !w.excludes(record));
       if (taking.length === 0) continue;
       for (const r of byValue.get(values[rec]!)!) {
@@ -240,7 +240,7 @@ export class ClickHouseWatchFeed {
             failure = err;
             running.cancel();
             this.running.delete(running);
-            reject(err as Error);
+            reject(err);
             return false;
           }
           return true;

@@ -126,5 +126,5 @@ export function findNext(re: RE2, view: BlobColumns, at: number, to: number, max
 /** Test a single record (used for trigram candidates and for exclude). */
 export function recordMatches(re: RE2, view: BlobColumns, i: number): boolean {
   const { offsets } = view;
-  return re.test(view.blob.subarray(offsets[i]!, offsets[i + 1]! - 1));
+  return re.test(view.blob.subarray(offsets[i], offsets[i + 1]! - 1));
 }

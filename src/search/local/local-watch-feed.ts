@@ -366,7 +366,7 @@ export class LocalWatchFeed {
     matched: readonly Watch[], floor: number): void {
     const shard = added[i]!;
     const cols = columnsOf(shard, target);
-    const record = cols.blob.subarray(cols.offsets[rec]!, cols.offsets[rec + 1]! - 1);
+    const record = cols.blob.subarray(cols.offsets[rec], cols.offsets[rec + 1]! - 1);
     const watches = matched.filter((w) => !w.ended && !w.excludes(record));
     if (watches.length === 0) return;
     const value = blobRecord(cols, rec);
@@ -427,7 +427,7 @@ export class LocalWatchFeed {
         const rec = cand === 'scan' ? c : cand[c]!;
         if (!seenSince(cols, rec, since)) continue;
         if (!w.pattern.everyRecord && !recordMatches(re, cols, rec)) continue;
-        if (w.excludes(cols.blob.subarray(cols.offsets[rec]!, cols.offsets[rec + 1]! - 1))) continue;
+        if (w.excludes(cols.blob.subarray(cols.offsets[rec], cols.offsets[rec + 1]! - 1))) continue;
         this.catchUpValue(w, shards, i, rec, collector);
       }
     }

@@ -110,7 +110,7 @@ describe('blob scan equals the per-record reference', () => {
       const { blob, offsets } = view;
       let rec = 0;
       while (rec < records.length) {
-        const idx = re.search(blob.subarray(offsets[rec]!));
+        const idx = re.search(blob.subarray(offsets[rec]));
         if (idx < 0) break;
         let r = rec;
         while (offsets[r + 1]! <= offsets[rec]! + idx) r++;

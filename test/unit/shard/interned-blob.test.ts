@@ -26,7 +26,7 @@ describe('InternedBlob', () => {
     for (const [key, id] of ids) {
       const text = key.slice(key.indexOf(' ') + 1);
       expect(blob.text(id)).toBe(text);
-      expect(Buffer.from(bytes.subarray(offsets[id]!, offsets[id + 1]!)).toString('latin1')).toBe(`${text}\n`);
+      expect(Buffer.from(bytes.subarray(offsets[id], offsets[id + 1])).toString('latin1')).toBe(`${text}\n`);
       expect(blob.tag(id)).toBe(Number(key.slice(0, key.indexOf(' '))));
     }
   });

@@ -30,7 +30,7 @@ async function holdInChild(file: string): Promise<{ kill(): Promise<void> }> {
   });`;
   const child = spawn(process.execPath, ['-e', script, file], { stdio: ['ignore', 'pipe', 'inherit'] });
   await new Promise<void>((resolve, reject) => {
-    child.stdout!.once('data', () => resolve());
+    child.stdout.once('data', () => resolve());
     child.once('exit', (code) => reject(new Error(`lock holder exited ${code}`)));
   });
   return {

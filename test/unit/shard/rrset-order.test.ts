@@ -24,7 +24,7 @@ function all(b: InternedBlob): string[] {
 
 function texts(t: RrsetTable, row: number): string[] {
   const starts = t.rdataStarts.view(), rows = t.rdataRows.view();
-  return Array.from(rows.subarray(starts[row]!, starts[row + 1]!), (id) => t.rdataText.text(id));
+  return Array.from(rows.subarray(starts[row], starts[row + 1]), (id) => t.rdataText.text(id));
 }
 
 const tail = (t: RrsetTable, row: number): string =>
