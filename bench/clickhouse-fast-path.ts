@@ -19,7 +19,10 @@
 // the query condition cache is off where the server has one.
 
 import { ClickHouse } from '../src/clickhouse/client.js';
-import { findTables, initSchema, NGRAM_INDEX, serverTraits, type Tables } from '../src/clickhouse/schema.js';
+import { NGRAM_INDEX, type Tables } from '../src/clickhouse/schema.js';
+import { initSchema } from '../src/clickhouse/schema-init.js';
+import { serverTraits } from '../src/clickhouse/server-traits.js';
+import { findTables } from '../src/clickhouse/tables.js';
 import { flexSql } from '../src/search/clickhouse/flex-sql.js';
 import { parseFlexQuery } from '../src/query/flex-query.js';
 import { startChdbHttp, type ChdbHttp } from '../test/helpers/chdb-http.js';

@@ -4,7 +4,7 @@
 
 import type { Command } from 'commander';
 import { ClickHouse } from '../clickhouse/client.js';
-import { initSchema } from '../clickhouse/schema.js';
+import { initSchema } from '../clickhouse/schema-init.js';
 import { CLICKHOUSE_DATABASE_DEFAULT } from './flags.js';
 
 export function registerClickHouseCommand(program: Command): void {

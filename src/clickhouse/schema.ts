@@ -15,10 +15,13 @@
 //
 // With --replicated the aggregating tables are ReplicatedAggregatingMergeTree
 // (schema.md, Replicas); everything else is the same.
+//
+// This file holds the statements and the names they create; finding the
+// tables of a database is tables.ts, and what `init` checks before running
+// the statements is schema-init.ts.
 
-import { errorCode, type ClickHouse } from './client.js';
-import { ClickHouseError } from '../errors/catalogue.js';
 import { sqlIdentifier, sqlString, sqlUInt } from './literal.js';
+import type { ServerTraits } from './server-traits.js';
 
 /** Stands for "no first time" inside min() states: larger than every real epoch second. */
 export const NONE_TIME = 4294967295;
@@ -63,32 +66,6 @@ export interface Tables {
 }
 
 export const DISTRIBUTED_SUFFIX = '_all';
-
-/**
- * The tables of `database` as `init` made them: the Distributed ones when
- * init ran with --cluster, else the node's own. Fails, naming the fix, when
- * there are none.
- */
-export async function findTables(ch: ClickHouse, database: string): Promise<Tables> {
-  const db = sqlIdentifier(database);
-  const names = (await ch.exec(`SELECT name FROM system.tables WHERE database = ${sqlString(database)} FORMAT TabSeparated`))
-    .split('\n');
-  if (!names.includes('rrsets')) {
-    throw new ClickHouseError(`${ch.url}: no rrscan tables in database ${database} (run \`rrscan clickhouse init\` first)`);
-  }
-  const distributed = names.includes(`rrsets${DISTRIBUTED_SUFFIX}`);
-  const t = (name: string) => `${db}.${name}${distributed ? DISTRIBUTED_SUFFIX : ''}`;
-  // Through Distributed tables the index is on each shard's own tables: init makes every shard alike, this one speaks for all.
-  const indexed = (await serverTraits(ch)).skipIndexes ? await ngramIndexedTables(ch, database) : new Set<string>();
-  return {
-    rrsets: t('rrsets'), flex_names: t('flex_names'), flex_rdata: t('flex_rdata'), rdata_index: t('rdata_index'),
-    inputs: { rrsets_in: t('rrsets_in'), flex_names_in: t('flex_names_in'), flex_rdata_in: t('flex_rdata_in'),
-      rdata_index_in: t('rdata_index_in') },
-    distributed,
-    ngramIndex: NGRAM_INDEX.tables.every(([table]) => indexed.has(table)),
-  };
-}
-
 /** The input table names and their columns in RowBinary order (ingest writes them in exactly this order). */
 export const INPUT_COLUMNS = {
   rrsets_in: [
@@ -191,37 +168,12 @@ function engine(t: SchemaTarget, table: string, base = ENGINE): string {
   return `Replicated${base}(${sqlString(`/clickhouse/tables/{shard}/${t.database}/${table}`)}, '{replica}')`;
 }
 
-/**
- * What a server offers beyond 18.16 that the schema or the searches use,
- * asked of the server itself: the one place that decides by version.
- */
-export interface ServerTraits {
-  version: string;
-  /**
-   * The MergeTree setting allow_dimensions_outside_sorting_key exists (26.7
-   * on): without it set, such a server refuses an AggregatingMergeTree with a
-   * plain column outside the sorting key. rrsets and rdata_index keep texts
-   * beside their keys (rrname beside rrname_rev, rdata beside rdata_wire)
-   * that depend on the key, which is what the setting declares.
-   */
-  dimensionsSetting: boolean;
-  /**
-   * Data-skipping indexes, without experimental flags: the server lists them
-   * in system.data_skipping_indices (21.x on; 18.16 has none, 19.x-20.x
-   * only behind a flag, and are taken as having none).
-   */
-  skipIndexes: boolean;
-}
+/** The tables whose engine an earlier init chose for good (schema-init.ts checks them against aggregatingEngine). */
+export const AGGREGATING_TABLES: readonly string[] = AGGREGATES.map((a) => a.table);
 
-/** The server's traits: small reads of system tables that 18.16 has too. */
-export async function serverTraits(ch: ClickHouse): Promise<ServerTraits> {
-  const version = await ch.version();
-  const has = async (sql: string) => (await ch.exec(`${sql} FORMAT TabSeparated`)).trim() !== '';
-  return {
-    version,
-    dimensionsSetting: await has("SELECT name FROM system.merge_tree_settings WHERE name = 'allow_dimensions_outside_sorting_key'"),
-    skipIndexes: await has("SELECT name FROM system.tables WHERE database = 'system' AND name = 'data_skipping_indices'"),
-  };
+/** The engine of the aggregating tables of `t`. */
+export function aggregatingEngine(t: SchemaTarget): string {
+  return t.replicated === true ? REPLICATED_ENGINE : ENGINE;
 }
 
 /**
@@ -252,24 +204,8 @@ export function ngramIndexed(column: string): string {
   return `lower(${column})`;
 }
 
-/** The flex tables of `database` that have the ngram index. */
-async function ngramIndexedTables(ch: ClickHouse, database: string): Promise<Set<string>> {
-  const rows = await ch.exec(`SELECT table FROM system.data_skipping_indices WHERE database = ${sqlString(database)} ` +
-    `AND name = ${sqlString(NGRAM_INDEX.name)} FORMAT TabSeparated`);
-  return new Set(rows.split('\n').filter((r) => r !== ''));
-}
-
-/** Rows per granule of a table: its own index_granularity, else the server's default. */
-async function granularityOf(ch: ClickHouse, database: string, table: string): Promise<number> {
-  const engine = await ch.exec(`SELECT engine_full FROM system.tables WHERE database = ${sqlString(database)} ` +
-    `AND name = ${sqlString(table)} FORMAT TabSeparated`);
-  const own = /\bindex_granularity = (\d+)/.exec(engine);
-  if (own) return Number(own[1]);
-  return Number(await ch.exec("SELECT value FROM system.merge_tree_settings WHERE name = 'index_granularity' FORMAT TabSeparated"));
-}
-
 /** Adds the ngram index to a flex table, and builds it for the rows already there (a mutation; on a new table, nothing). */
-function ngramIndexStatements(database: string, table: string, column: string, granularity: number): string[] {
+export function ngramIndexStatements(database: string, table: string, column: string, granularity: number): string[] {
   const t = `${sqlIdentifier(database)}.${table}`;
   const type = `ngrambf_v1(3, ${sqlUInt(granularity * NGRAM_INDEX.bloomBytesPerRow)}, 2, 0)`;
   return [
@@ -331,114 +267,4 @@ function ledgerStatements(t: SchemaTarget): string[] {
       `ENGINE = Distributed(${sqlIdentifier(t.cluster)}, ${db}, ${LEDGER_TABLE}, cityHash64(sha256))`);
   }
   return out;
-}
-
-/** What init did: the server's version, and what it could not check (for the operator to make sure of). */
-export interface InitResult {
-  version: string;
-  warnings: string[];
-}
-
-/**
- * Creates whatever of the schema is missing (every statement is IF NOT
- * EXISTS). First checks, with `replicated`, that the server can hold
- * replicated tables, and always that tables an earlier init made have the
- * engine asked for (IF NOT EXISTS would keep them as they are).
- */
-export async function initSchema(ch: ClickHouse, t: SchemaTarget): Promise<InitResult> {
-  const traits = await serverTraits(ch);
-  const warnings = t.replicated === true ? await checkReplication(ch, t, traits.version) : [];
-  await checkEngines(ch, t);
-  for (const sql of schemaStatements(t, traits)) await ch.exec(sql);
-  if (traits.skipIndexes) await addNgramIndexes(ch, t.database);
-  return { version: traits.version, warnings };
-}
-
-/** Adds the ngram index where a flex table lacks it (made before an upgrade, or new). */
-async function addNgramIndexes(ch: ClickHouse, database: string): Promise<void> {
-  // Only where it is missing: MATERIALIZE rewrites the index of every part, which a repeated init must not redo.
-  const indexed = await ngramIndexedTables(ch, database);
-  for (const [table, column] of NGRAM_INDEX.tables) {
-    if (indexed.has(table)) continue;
-    const granularity = await granularityOf(ch, database, table);
-    for (const sql of ngramIndexStatements(database, table, column, granularity)) await ch.exec(sql);
-  }
-}
-
-/** ClickHouse's code for a table it does not know: system.zookeeper exists only when <zookeeper> is configured. */
-const UNKNOWN_TABLE_CODE = 60;
-const FIX_SEE = '(src/clickhouse/schema.md, Clusters)';
-
-/**
- * Whether the server can hold replicated tables: a ZooKeeper it reaches,
- * the shard and replica macros the tables' paths use, and, with a cluster,
- * internal_replication on every shard that has replicas. Throws, naming the
- * fix; answers what it could not see (18.16's system.clusters does not show
- * internal_replication).
- */
-async function checkReplication(ch: ClickHouse, t: SchemaTarget, version: string): Promise<string[]> {
-  const where = `ClickHouse at ${ch.url}`;
-  try {
-    await ch.exec("SELECT count() FROM system.zookeeper WHERE path = '/'");
-  } catch (err) {
-    const text = (err as Error).message;
-    if (errorCode(text) === UNKNOWN_TABLE_CODE) {
-      throw new ClickHouseError(`--replicated: ${where} has no ZooKeeper, which replicated tables need: add a <zookeeper> ` +
-        `section naming your ZooKeeper servers to its config.xml and restart it ${FIX_SEE}`);
-    }
-    throw new ClickHouseError(`--replicated: ${where} cannot reach its ZooKeeper: ${text}`);
-  }
-  const macros = new Set((await ch.exec('SELECT * FROM system.macros FORMAT TabSeparated')).split('\n').map((l) => l.split('\t')[0]));
-  const missing = ['shard', 'replica'].filter((m) => !macros.has(m));
-  if (missing.length > 0) {
-    throw new ClickHouseError(`--replicated: ${where} has no ${missing.join(' and ')} macro, which the replicated tables' ` +
-      'ZooKeeper paths use: add <macros><shard>SHARD</shard><replica>REPLICA</replica></macros> to its config.xml ' +
-      `(the same shard on every replica of a shard, a replica name of its own on each) and restart it ${FIX_SEE}`);
-  }
-  return t.cluster === undefined ? [] : checkInternalReplication(ch, t.cluster, version);
-}
-
-/**
- * A Distributed table over replicated shards must write each block to ONE
- * replica and let replication copy it (internal_replication): written to
- * every replica as well, it would be counted once per replica, since ingest
- * turns deduplication off (client.ts insertRowBinary).
- */
-async function checkInternalReplication(ch: ClickHouse, cluster: string, version: string): Promise<string[]> {
-  const rows = (await ch.exec(`SELECT * FROM system.clusters WHERE cluster = ${sqlString(cluster)} FORMAT JSONEachRow`))
-    .split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as { shard_num: number; internal_replication?: number })
-    .map((r) => ({
-      shard: Number(r.shard_num), internal: r.internal_replication === undefined ? undefined : Number(r.internal_replication),
-    }));
-  if (rows.length === 0) {
-    throw new ClickHouseError(`--cluster ${cluster}: ClickHouse at ${ch.url} has no such cluster in its remote_servers ${FIX_SEE}`);
-  }
-  const replicas = new Map<number, number>();
-  for (const r of rows) replicas.set(r.shard, (replicas.get(r.shard) ?? 0) + 1);
-  const several = rows.filter((r) => replicas.get(r.shard)! > 1);
-  if (several.length === 0) return [];
-  const fix = `<internal_replication>true</internal_replication> in each <shard> of cluster ${cluster} in remote_servers`;
-  if (several[0]!.internal === undefined) {
-    return [`ClickHouse ${version} does not show internal_replication (system.clusters), so init cannot check it: ` +
-      `set ${fix}, or every row is counted once per replica ${FIX_SEE}`];
-  }
-  const off = [...new Set(several.filter((r) => r.internal === 0).map((r) => r.shard))];
-  if (off.length > 0) {
-    throw new ClickHouseError(`--cluster ${cluster}: shard ${off.join(', ')} has replicas but no internal_replication, so a ` +
-      `Distributed INSERT would write every replica and replication would copy it again: set ${fix} ${FIX_SEE}`);
-  }
-  return [];
-}
-
-/** Fails when an aggregating table exists with the other engine than asked for (made by an earlier init). */
-async function checkEngines(ch: ClickHouse, t: SchemaTarget): Promise<void> {
-  const want = t.replicated === true ? REPLICATED_ENGINE : ENGINE;
-  const names = AGGREGATES.map((a) => sqlString(a.table)).join(', ');
-  const rows = (await ch.exec(`SELECT name, engine FROM system.tables WHERE database = ${sqlString(t.database)} ` +
-    `AND name IN (${names}) ORDER BY name FORMAT TabSeparated`)).split('\n').filter((l) => l !== '').map((l) => l.split('\t'));
-  const wrong = rows.filter(([, e]) => e !== want).map(([n, e]) => `${n} (${e})`);
-  if (wrong.length > 0) {
-    throw new ClickHouseError(`database ${t.database} already has ${wrong.join(', ')}, not ${want}: an earlier init made them ` +
-      `${t.replicated === true ? 'without' : 'with'} --replicated; use another --database, or drop these tables first ${FIX_SEE}`);
-  }
 }

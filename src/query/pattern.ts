@@ -45,7 +45,8 @@
 // non-global (blob-searcher relies on search()/test() ignoring lastIndex).
 //
 // Validation order: the user's pattern is compiled by RE2 FIRST (its accept
-// or reject decision and its error text are the truth), then parsed by
+// or reject decision and its error text are the truth), then translated as
+// the binding translates it (binding-translation.ts) and parsed by
 // regex-syntax.ts. A rejected pattern becomes a PatternError
 // "invalid regular expression at position N: <RE2's message>" with N a
 // 0-based UTF-16 offset into the pattern. A pattern RE2 accepted but our
@@ -63,7 +64,8 @@ import RE2 from 're2';
 import { LIMITS } from '../config/limits.js';
 import { PatternError } from '../errors/catalogue.js';
 import { globToRegex } from './glob.js';
-import { parseRegex, RegexSyntaxError, translateLikeBinding, type RegexNode } from './regex-syntax.js';
+import { translateLikeBinding } from './binding-translation.js';
+import { parseRegex, RegexSyntaxError, type RegexNode } from './regex-syntax.js';
 import type { TrigramQuery } from '../model/trigram-query.js';
 import { trigramQuery } from './regex-trigrams.js';
 

@@ -29,14 +29,17 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClickHouse, errorCode, TIMEOUT_CODE } from '../../src/clickhouse/client.js';
-import { findTables, NGRAM_INDEX, serverTraits } from '../../src/clickhouse/schema.js';
+import { NGRAM_INDEX } from '../../src/clickhouse/schema.js';
+import { serverTraits } from '../../src/clickhouse/server-traits.js';
+import { findTables } from '../../src/clickhouse/tables.js';
 import { differentialData, flexPaths, lookupPaths } from '../fixtures/differential-dataset.js';
 import { FLEX_FIXTURE } from '../fixtures/flex-dataset.js';
 import { CHDB_SKIP_REASON, HAVE_CHDB, startChdbHttp } from '../helpers/chdb-http.js';
 import { CLICKHOUSE_SKIP_REASON, HAVE_CLICKHOUSE, startClickHouse, type ClickHouseUnderTest } from '../helpers/clickhouse-server.js';
 import { differences, ingestBoth as ingestInto, ndjsonFilesBeside } from '../helpers/differential.js';
 import {
-  addKey, begin, body, cli, cliOk, get, HAVE_REAL, REAL, REAL_SKIP_REASON, removeDir, startServer, streamGet, tempDir, type Server,
+  addKey, begin, body, cli, cliOk, get, HAVE_REAL, REAL, REAL_SKIP_REASON, removeDir, startServer, streamGet, tempDir, until,
+  type Server,
 } from '../helpers/rrscan.js';
 
 if (!HAVE_CLICKHOUSE) console.warn(CLICKHOUSE_SKIP_REASON);
@@ -212,12 +215,9 @@ for (const { release, have, start, server, ngrams } of RELEASES) describe.skipIf
 
     ingestInto(dir, ch.url, files[1]!, ['--again']);
     // The local server sees the new shard at its next manifest check.
-    const deadline = Date.now() + 10_000;
-    let after = await answers();
-    while (Date.now() < deadline && after.every((b, i) => b === before[i])) {
-      await new Promise((r) => setTimeout(r, 100));
-      after = await answers();
-    }
+    let after = before;
+    await until('the local server serves the new shard', async () => (after = await answers()).some((b, i) => b !== before[i]),
+      10_000, 100);
     expect(after.filter((b, i) => b !== before[i]).length).toBeGreaterThan(3);
     expect(await differing(paths)).toEqual([]);
   }, 120_000);
@@ -245,11 +245,9 @@ for (const { release, have, start, server, ngrams } of RELEASES) describe.skipIf
     const endless = 'SELECT number FROM system.numbers WHERE number = 18446744073709551615';
     const running = client.select(endless, { lines: () => true, end: () => undefined, error: () => undefined });
     const seen = () => client.exec(`SELECT count() FROM system.processes WHERE query_id = '${running.queryId}'`);
-    for (let i = 0; i < 100 && (await seen()).trim() !== '1'; i++) await new Promise((r) => setTimeout(r, 20));
-    expect((await seen()).trim()).toBe('1');
+    await until('the query is running in ClickHouse', async () => (await seen()).trim() === '1');
     running.cancel();
-    for (let i = 0; i < 100 && (await seen()).trim() !== '0'; i++) await new Promise((r) => setTimeout(r, 20));
-    expect((await seen()).trim()).toBe('0');
+    await until('the cancelled query is gone from ClickHouse', async () => (await seen()).trim() === '0');
 
     const failed = await new Promise<string>((resolve) => {
       client.select(endless, { lines: () => true, end: () => resolve('ended'), error: (e) => resolve(e.message) }, 1);
@@ -298,7 +296,7 @@ for (const { release, have, start, server, ngrams } of RELEASES) describe.skipIf
     const running = async () => Number(await client.exec(
       "SELECT count() FROM system.processes WHERE query LIKE '%`slow`.flex_names%' AND query NOT LIKE '%system.processes%'"));
     const whileRunning = async () => {
-      for (let i = 0; i < 200 && (await running()) === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      await until('the search\'s query is running in ClickHouse', async () => (await running()) !== 0, 10_000, 10);
       expect(await running()).toBe(1);
     };
 
@@ -328,8 +326,7 @@ for (const { release, have, start, server, ngrams } of RELEASES) describe.skipIf
       await whileRunning();
       const hungUp = reply.abort();
       await reply.done.catch(() => undefined); // hung up before any byte came: the reply rejects
-      for (let i = 0; i < 200 && (await running()) !== 0; i++) await new Promise((r) => setTimeout(r, 10));
-      expect(await running()).toBe(0);
+      await until('the hung-up search\'s query is gone from ClickHouse', async () => (await running()) === 0, 10_000, 10);
       const stoppedMs = performance.now() - hungUp;
       console.log(`whole answer ${wholeMs.toFixed(0)} ms; query gone ${stoppedMs.toFixed(0)} ms after the hang-up`);
       expect(stoppedMs).toBeLessThan(wholeMs / 2);

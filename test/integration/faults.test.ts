@@ -30,7 +30,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_ERRORS, STREAM_MESSAGES } from '../../src/errors/catalogue.js';
 import {
-  addKey, begin, body, cli, get, ingestNdjson, lines, randomNames, startServer, tempPaths, type Reply, type Server,
+  addKey, begin, body, cli, get, ingestNdjson, lines, randomNames, startServer, tempPaths, until, type Reply, type Server,
 } from '../helpers/rrscan.js';
 
 const NAMES = 5_000;
@@ -104,18 +104,9 @@ function failedStream(r: Reply): string[] {
   return middle.map((l) => (l['obj'] as { rrname: string }).rrname);
 }
 
-/** Polls `what` every 20 ms for up to 10 s; throws naming `label` when it never holds. */
-async function waitFor(what: () => Promise<boolean> | boolean, label: string): Promise<void> {
-  for (const until = Date.now() + 10_000; Date.now() < until;) {
-    if (await what()) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`timed out waiting for ${label}`);
-}
-
 /** Waits for the server to log a failure after begin whose error names `what` (the log is written asynchronously). */
-const loggedFailure = (server: Server, what: string) => waitFor(() => server.stderr().split('\n')
-  .some((l) => l.includes('"msg":"search failed after begin"') && l.includes(what)), `the log line of "${what}"`);
+const loggedFailure = (server: Server, what: string) => until(`the log line of "${what}" is written`, () => server.stderr().split('\n')
+  .some((l) => l.includes('"msg":"search failed after begin"') && l.includes(what)));
 
 /** Asserts the spec's 500 page, byte for byte. */
 function page500(r: Reply): void {
@@ -149,7 +140,7 @@ describe('RRSCAN_FAULTS at start-up', () => {
     const server = await startServer(dir, ONE_WORKER, { RRSCAN_FAULTS: 'scan-throw:on=nothing-matches-this' });
     try {
       await servesAll(server);
-      await waitFor(() => /RRSCAN_FAULTS is set.*tests only/.test(server.stderr()), 'the start-up warning');
+      await until('the start-up warning is logged', () => /RRSCAN_FAULTS is set.*tests only/.test(server.stderr()));
     } finally {
       await server.close();
     }
@@ -357,7 +348,7 @@ describe('a shard that fails to open', () => {
       expect(logged[0]).toContain(`"file":"${data}/`);
       expect(logged[0]).toContain('injected fault: shard-open');
       ingestNdjson(data, [record('third.startup.example.', 3)], 'third.ndjson');
-      await waitFor(() => found('third.startup.example.'), 'the next manifest');
+      await until('the next manifest is served', () => found('third.startup.example.'));
       expect(await found('first.startup.example.')).toBe(true);
     } finally {
       await server.close();
@@ -375,13 +366,13 @@ describe('a shard that fails to open', () => {
     try {
       expect(await found('first.reload.example.')).toBe(true);
       ingestNdjson(data, [record('second.reload.example.', 2)], 'second.ndjson');
-      await waitFor(() => /shard quarantined/.test(server.stderr()), 'the failed open');
+      await until('the failed open is logged', () => /shard quarantined/.test(server.stderr()));
       expect(server.stderr()).toContain('injected fault: shard-open');
       expect(await found('first.reload.example.')).toBe(true);
       expect(await found('second.reload.example.')).toBe(false);
       expect((await get(server, '/pdns/v2/ping', key)).body).toBe('{"ping":"ok"}\n');
       ingestNdjson(data, [record('third.reload.example.', 3)], 'third.ndjson');
-      await waitFor(() => found('third.reload.example.'), 'the next reload');
+      await until('the next reload is served', () => found('third.reload.example.'));
       expect(await found('second.reload.example.')).toBe(true);
       expect(await found('first.reload.example.')).toBe(true);
     } finally {

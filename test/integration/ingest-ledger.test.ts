@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LIMITS } from '../../src/config/limits.js';
 import type { Manifest } from '../../src/shard/manifest.js';
-import { addKey, BIN, cli, get, objects, startServer, tempPaths, type Server } from '../helpers/rrscan.js';
+import { addKey, BIN, cli, get, metric, objects, startServer, tempPaths, until, type Server } from '../helpers/rrscan.js';
 
 const temp = tempPaths();
 afterAll(temp.removeAll);
@@ -51,15 +51,16 @@ describe('rrscan ingest and the input ledger', () => {
 
   const answers = async (): Promise<string[]> =>
     Promise.all(QUERIES.map(async (q) => (await get(server, q, { 'X-API-Key': key })).body));
-  /** The answers once the server has reloaded a manifest that changes them (it polls the manifest). */
-  async function changed(): Promise<string[]> {
-    const deadline = Date.now() + 10_000;
-    let got = await answers();
-    while (Date.now() < deadline && JSON.stringify(got) === JSON.stringify(before)) {
-      await new Promise((r) => setTimeout(r, 50));
-      got = await answers();
-    }
-    return got;
+  /**
+   * The answers once the server serves the manifest on disk (it polls the
+   * manifest): waits for its generation, not for the answers to change, so
+   * that a reload that changes nothing is waited for too.
+   */
+  async function reloaded(): Promise<string[]> {
+    const generation = manifest(data).generation;
+    await until(`the server serves manifest generation ${generation}`,
+      async () => (await metric(server, 'rrscan_shard_generation')) === generation);
+    return answers();
   }
 
   beforeAll(async () => {
@@ -69,7 +70,7 @@ describe('rrscan ingest and the input ledger', () => {
     b = ndjson(src, 'b.ndjson', [rec('two', 5), rec('three', 3)]);
     ingest(data, [a]);
     key = addKey(data);
-    server = await startServer(data);
+    server = await startServer(data, ['--metrics-port', '0']);
     before = await answers();
   }, 30_000);
 
@@ -98,7 +99,7 @@ describe('rrscan ingest and the input ledger', () => {
     const r = ingest(data, [copy, b]);
     expect(r.stderr).toBe(skipLine(copy, sha(data, a)!, `shard ${shard}`));
     expect(r.stdout).toMatch(/^ingest: 2 file\(s\) \(1 skipped: already ingested\), 2 records read, 2 RRsets written in 1 shard\(s\)/);
-    const got = await changed();
+    const got = await reloaded();
     expect(objects(got[0]!).map((o) => [(o as { rrname: string }).rrname, (o as { count: number }).count])).toEqual([
       ['one.ledger.example.', 1], ['three.ledger.example.', 3], ['two.ledger.example.', 7]]);
     before = got;
@@ -109,7 +110,7 @@ describe('rrscan ingest and the input ledger', () => {
     const r = ingest(data, [c, c]);
     expect(r.stderr).toBe(skipLine(c, sha(data, c)!, `earlier in this run as ${c}`));
     expect(r.stdout).toMatch(/^ingest: 2 file\(s\) \(1 skipped: already ingested\), 1 records read, 1 RRsets written/);
-    const got = await changed();
+    const got = await reloaded();
     expect(objects(got[0]!).find((o) => (o as { rrname: string }).rrname === 'four.ledger.example.')).toMatchObject({ count: 4 });
     before = got;
   });
@@ -122,7 +123,7 @@ describe('rrscan ingest and the input ledger', () => {
     expect(r.stderr).toBe('');
     expect(manifest(data).shards.flatMap((s) => s.inputs ?? []).filter((i) => i.name === c).map((i) => i.sha256))
       .toEqual([old, expect.not.stringMatching(old!)]);
-    const got = await changed();
+    const got = await reloaded();
     expect(objects(got[0]!).find((o) => (o as { rrname: string }).rrname === 'four.ledger.example.')).toMatchObject({ count: 14 });
     before = got;
   });
@@ -136,8 +137,7 @@ describe('rrscan ingest and the input ledger', () => {
     expect(m.shards).toHaveLength(1);
     expect(m.shards[0]!.inputs!.map((i) => i.sha256).sort()).toEqual(digests);
     // Compaction changes no answer (a reload of the merged shard answers as the two did).
-    await new Promise((r) => setTimeout(r, 1_500));
-    expect(await answers()).toEqual(before);
+    expect(await reloaded()).toEqual(before);
     const r = ingest(data, [a, b]);
     expect(r.stderr).toBe(skipLine(a, sha(data, a)!, `shard ${m.shards[0]!.file}`) +
       skipLine(b, sha(data, b)!, `shard ${m.shards[0]!.file}`));
@@ -147,7 +147,7 @@ describe('rrscan ingest and the input ledger', () => {
   it('--again ingests a recorded file anyway: its sightings count twice', async () => {
     const r = ingest(data, [a], ['--again']);
     expect(r.stderr).toBe('');
-    const got = await changed();
+    const got = await reloaded();
     expect(objects(got[0]!).find((o) => (o as { rrname: string }).rrname === 'one.ledger.example.')).toMatchObject({ count: 2 });
     // Recorded twice until a merge folds the two into one record.
     expect(manifest(data).shards.flatMap((s) => s.inputs ?? []).filter((i) => i.name === a)).toHaveLength(2);
@@ -168,9 +168,8 @@ describe('an ingest killed with SIGKILL mid-run', () => {
     const proc = spawn(process.execPath, [BIN, 'ingest', '--data', killed, ...flags, file], { stdio: 'ignore' });
     const exited = new Promise<NodeJS.Signals | null>((r) => proc.once('exit', (_, signal) => r(signal)));
     // Killed once it has written its first shard and before it publishes (ten shards in all).
-    const deadline = Date.now() + 30_000;
     const shards = () => (existsSync(killed) ? readdirSync(killed).filter((f) => f.endsWith('.rrs')).length : 0);
-    while (Date.now() < deadline && shards() < 2) await new Promise((r) => setTimeout(r, 5));
+    await until('the ingest has written its first shard', () => shards() >= 2, 30_000, 5);
     proc.kill('SIGKILL');
     expect(await exited).toBe('SIGKILL');
     expect(existsSync(path.join(killed, 'manifest.json'))).toBe(false);
@@ -211,10 +210,8 @@ describe('a file that grows while it is ingested', () => {
     proc.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
     const code = new Promise<number | null>((r) => proc.once('close', r));
     // Appended once the run is past hashing and into reading (its first shard is written).
-    const deadline = Date.now() + 30_000;
-    while (Date.now() < deadline && !(existsSync(data) && readdirSync(data).some((f) => f.endsWith('.rrs')))) {
-      await new Promise((r) => setTimeout(r, 5));
-    }
+    await until('the ingest has written its first shard', () => existsSync(data) && readdirSync(data).some((f) => f.endsWith('.rrs')),
+      30_000, 5);
     appendFileSync(file, JSON.stringify(rec('late', 1)) + '\n');
     expect(await code).toBe(1);
     expect(stderr).toMatch(new RegExp(`^rrscan ingest: ${file}: changed while it was ingested \\(\\d+ bytes when hashed, \\d+ now\\); ` +

@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readFileSync, realpathSync, symlinkSync, writeFi
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
-  HAVE_REAL, REAL, REAL_SKIP_REASON, addKey, cli, get, ingestNdjson, objects, startServer, tempPaths,
+  HAVE_REAL, REAL, REAL_SKIP_REASON, addKey, cli, get, ingestNdjson, objects, startServer, tempPaths, until,
 } from '../helpers/rrscan.js';
 
 const temp = tempPaths();
@@ -149,13 +149,11 @@ describe('compaction and hot reload', () => {
         { count: 1, time_first: 100, time_last: 200, rrname: 'x.example.', rrtype: 'A', bailiwick: 'example.', rdata: ['192.0.2.9'] }]);
       ingestNdjson(d, [rec(5, 50, 150)], 'two.ndjson');
       // Two shards now; the server reloads on the manifest swap and aggregates across them.
-      const deadline = Date.now() + 10_000;
       let got: unknown[] = [];
-      while (Date.now() < deadline) {
+      await until('the server serves both shards', async () => {
         got = objects((await get(server, q, { 'X-API-Key': key })).body);
-        if ((got[0] as { count: number }).count === 6) break;
-        await new Promise((r) => setTimeout(r, 100));
-      }
+        return (got[0] as { count: number }).count === 6;
+      }, 10_000, 100);
       expect(got).toEqual([
         { count: 6, time_first: 50, time_last: 200, rrname: 'x.example.', rrtype: 'A', bailiwick: 'example.', rdata: ['192.0.2.9'] }]);
       const flexBefore = (await get(server, '/pdns/v2/glob/rrnames/x.example.', { 'X-API-Key': key })).body;
@@ -166,11 +164,8 @@ describe('compaction and hot reload', () => {
       expect(c.stdout).toMatch(/compact: 2 shard\(s\), 2 RRsets in -> 1 shard\(s\), 1 RRsets/);
       const m = JSON.parse(readFileSync(path.join(d, 'manifest.json'), 'utf8')) as { shards: unknown[] };
       expect(m.shards).toHaveLength(1);
-      const until = Date.now() + 10_000;
-      while (Date.now() < until) {
-        if (objects((await get(server, `${q}?aggr=false`, { 'X-API-Key': key })).body).length === 1) break;
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      await until('the server serves the compacted shard',
+        async () => objects((await get(server, `${q}?aggr=false`, { 'X-API-Key': key })).body).length === 1, 10_000, 100);
       expect(objects((await get(server, `${q}?aggr=false`, { 'X-API-Key': key })).body)).toEqual(got);
       expect((await get(server, '/pdns/v2/glob/rrnames/x.example.', { 'X-API-Key': key })).body).toBe(flexBefore);
     } finally {

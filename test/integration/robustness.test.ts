@@ -25,7 +25,8 @@
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  addKey, cli, get, ingestNdjson, lines, randomNames, removeDir, startServer, streamGet, tempDir, type Server, body, begin, none,
+  addKey, cli, get, ingestNdjson, lines, metric, randomNames, removeDir, startServer, streamGet, tempDir, until, type Server, body, begin,
+  none,
 } from '../helpers/rrscan.js';
 
 const RECORDS = 100_000;
@@ -112,7 +113,7 @@ describe('one worker, one waiting task, 50 ms keep-alives', () => {
     // below measure when a cancelled scan lets go of it ('turns' tests the
     // default).
     server = await startServer(dir, ['--workers', '1', '--queue-max', '1', '--keepalive-ms', String(KEEPALIVE_MS),
-      '--scan-turn-ms', '600000']);
+      '--scan-turn-ms', '600000', '--metrics-port', '0']);
   });
 
   afterAll(async () => {
@@ -182,9 +183,10 @@ describe('one worker, one waiting task, 50 ms keep-alives', () => {
     expect(lines(standard.body)[0]).toEqual(begin);
     expect(lines(standard.body).length).toBe(3);
     // With the two slow searches gone, the next one is served. Both are
-    // told to stop when their clients go; give the server a moment to see
-    // the hang-ups (the next test times that part).
-    await sleep(250);
+    // told to stop when their clients go; once the server has seen the
+    // hang-ups no scan task is left (the next test times that part).
+    await until('the hung-up searches have left the scan pool', async () =>
+      (await metric(server, 'rrscan_scan_tasks{state="running"}')) + (await metric(server, 'rrscan_scan_tasks{state="queued"}')) === 0);
     const after = await get(server, TINY, H);
     expect(after.status).toBe(200);
     expect(solid(after.body)).toBe(tinyBody);

@@ -10,7 +10,8 @@
 
 import type { Registry } from 'prom-client';
 import { ClickHouse } from '../../clickhouse/client.js';
-import { findTables, type Tables } from '../../clickhouse/schema.js';
+import type { Tables } from '../../clickhouse/schema.js';
+import { findTables } from '../../clickhouse/tables.js';
 import { LIMITS } from '../../config/limits.js';
 import { ApiError, STREAM_MESSAGES } from '../../errors/catalogue.js';
 import type { FlexQuery } from '../../query/flex-query.js';

@@ -1,11 +1,11 @@
-// The RE2 syntax parser and the port of the binding's pattern translation.
+// The RE2 syntax parser (the binding's translation has its own test file).
 // The parser must cut atoms where RE2 does and scope flags as RE2 does; the
 // end-to-end proof is the fuzz in pattern.test.ts, these pin the rules.
 
 import RE2 from 're2';
 import { describe, expect, test } from 'vitest';
 import { compilePattern } from '../../../src/query/pattern.js';
-import { DEFAULT_FLAGS, parseRegex, RegexSyntaxError, translateLikeBinding, type RegexNode } from '../../../src/query/regex-syntax.js';
+import { DEFAULT_FLAGS, parseRegex, RegexSyntaxError, type RegexNode } from '../../../src/query/regex-syntax.js';
 
 /** A compact rendering of an AST: atoms as their source (with /i when folding), the rest as s-expressions. */
 function show(n: RegexNode): string {
@@ -21,23 +21,6 @@ function show(n: RegexNode): string {
 }
 
 const parse = (s: string) => show(parseRegex(s, DEFAULT_FLAGS));
-
-describe('translateLikeBinding', () => {
-  // Everything the binding rewrites, except \p{LongName} expansion (left to the binding).
-  const samples = ['abc', 'a/b', '\\/', '(?<n>x)', '(?<=x)', '(?<!x)', '\\cA', '\\cz', '\\c', '\\u0041', '\\u00e9x', '\\u{41}',
-    '\\uZ', '\\u', '\\Q/(?<a\\E', '[(?<x]', '\\\\/', '\\p{Greek}', '\\pL', '\\x{41}', '\\', 'a\\', '[a/]', '\\é'];
-  test.each(samples)('%j matches the binding', (p) => {
-    let internal: string | undefined;
-    try { internal = new RE2(p).internalSource; } catch { internal = undefined; }
-    if (internal !== undefined) expect(translateLikeBinding(p).text).toBe(internal);
-  });
-
-  test('origin maps each output character back to the user pattern', () => {
-    const t = translateLikeBinding('a/\\u0041(?<n>b)');
-    expect(t.text).toBe('a\\/\\x{0041}(?P<n>b)');
-    expect(Array.from(t.origin)).toEqual([0, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 8, 8, 8, 8, 11, 12, 13, 14, 15]);
-  });
-});
 
 describe('parseRegex', () => {
   test('atoms, classes and escapes are cut where RE2 cuts them', () => {
