@@ -592,7 +592,7 @@ export const LIMITS = Object.freeze({
    * zone must be split before ingest.
    */
   zoneRrsetsPerFileMax: 5_000_000,
-  // --- NDJSON ingest and the demo dataset (src/ingest/ndjson.ts, src/demo) ---
+  // --- NDJSON ingest and the demo dataset (src/ingest/ndjson.ts and ndjson-observation.ts, src/demo) ---
   /**
    * The line reader's buffer for an NDJSON or zone file (lib/line-reader.ts):
    * a read fills what a line cut by the previous read (at most
