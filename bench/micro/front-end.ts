@@ -94,7 +94,7 @@ async function main(): Promise<void> {
   const backend = new LocalBackend({ dataDir, threads: 1 });
   await backend.notReady();
   const gate = AccessGate.open(store);
-  const front = new FrontEnd(backend, gate, LIMITS.keepAliveIntervalMs, LIMITS.searchTimeoutMs, new ServingStats());
+  const front = new FrontEnd(backend, gate, LIMITS.keepAliveMs, LIMITS.searchTimeoutMs, new ServingStats());
   const cases: [string, HttpRequest, number][] = [
     ['ping', request('/pdns/v2/ping', '', {}), requests],
     ['exact lookup, unlimited key', request(`/pdns/v2/lookup/rrset/name/${names[7]}`, '', { 'x-api-key': unlimited }), requests],

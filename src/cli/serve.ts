@@ -155,7 +155,7 @@ export function registerServeCommand(program: Command): void {
     .option('--queue-max <n>', 'scan tasks (one per shard or shard slice) that may wait for a busy worker; ' +
       'a search that would queue more gets 503', integer('--queue-max', 0, LIMITS.poolQueueMaxCeiling), LIMITS.poolQueueMax)
     .option('--keepalive-ms <n>', 'send a {} line when a stream has been silent this long',
-      integer('--keepalive-ms', LIMITS.keepAliveIntervalMsMin, LIMITS.keepAliveIntervalMsMax), LIMITS.keepAliveIntervalMs)
+      integer('--keepalive-ms', LIMITS.keepAliveMsMin, LIMITS.keepAliveMsMax), LIMITS.keepAliveMs)
     .option('--scan-turn-ms <n>', 'a scan task holds its worker this long, then waiting tasks go first',
       integer('--scan-turn-ms', LIMITS.scanTurnMsMin, LIMITS.scanTurnMsMax), LIMITS.scanTurnMs)
     .option('--search-timeout-ms <n>', 'a search running longer ends its stream with {"cond":"failed","msg":"Query timed out"}',

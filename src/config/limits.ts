@@ -103,7 +103,7 @@ export const LIMITS = Object.freeze({
    */
   requestLogFlushMs: 100,
   /** Keep-alive `{}` after this long with nothing written. */
-  keepAliveIntervalMs: 1_000,
+  keepAliveMs: 1_000,
   /**
    * One write: a 16-64 KB chunk (measured 1,270 MB/s against
    * 2.5-27 MB/s for a write per line). It is also what a stalled reader costs
@@ -644,9 +644,9 @@ export const LIMITS = Object.freeze({
   /** `--queue-max`: scan tasks waiting for a worker; each holds a few hundred bytes until it runs. */
   poolQueueMaxCeiling: 65_536,
   /** `--keepalive-ms` floor: SafWriter checks every max(10, interval / 2) ms, so a shorter interval only adds `{}` lines. */
-  keepAliveIntervalMsMin: 10,
+  keepAliveMsMin: 10,
   /** `--keepalive-ms` ceiling: common proxies drop an idle stream after 60 s. */
-  keepAliveIntervalMsMax: 60_000,
+  keepAliveMsMax: 60_000,
 
   // --- The web console's static files (src/server/console-files.ts), held in memory for the server's life ---
   /** One file; the page, its script and its style are each a few tens of KB. */
@@ -672,7 +672,7 @@ export function checkLimits(L: { readonly [K in keyof typeof LIMITS]: number } =
     'the default compaction budget must hold a shard of some size');
   assert.ok(L.shardBytesMax * L.shardBytesEstimateSlackRatio < 2 ** 31,
     'the largest shard the writer lets through must fit signed 32-bit offsets');
-  assert.ok(L.keepAliveIntervalMs < L.searchTimeoutMs, 'keep-alives must come before the search timeout');
+  assert.ok(L.keepAliveMs < L.searchTimeoutMs, 'keep-alives must come before the search timeout');
   assert.ok(L.searchTimeoutMsMin <= L.searchTimeoutMs && L.searchTimeoutMs <= L.searchTimeoutMsMax,
     'the search timeout default must lie in its bounds');
   assert.ok(L.pageGroupsPerTurn >= 1 && L.lookupRowsPerTurn >= 1, 'a turn must make progress');
@@ -686,7 +686,7 @@ export function checkLimits(L: { readonly [K in keyof typeof LIMITS]: number } =
   assert.ok(L.watchesMax * 2 <= L.searchesInFlightMax, 'watches may hold at most half the streams, so searches keep the rest');
   assert.ok(L.watchPatternsPerSet >= 1 && L.watchSliceMs > 0 && L.watchCatchUpTuplesMax >= 1, 'watch matching must make progress');
   assert.ok(L.watchQueueBytesMax > L.lineBytesMax * 2, 'a watch\'s queue must hold the longest line');
-  assert.ok(L.watchKeepAliveMsMin <= L.keepAliveIntervalMsMax, 'a watch\'s keep-alive must come before proxies time it out');
+  assert.ok(L.watchKeepAliveMsMin <= L.keepAliveMsMax, 'a watch\'s keep-alive must come before proxies time it out');
   assert.ok(L.watchClickhouseLagSeconds * 1000 > L.watchClickhousePollMs, 'a ClickHouse watch looks back further than one poll');
   assert.ok(L.keyStoreOpenLockWaitMs > L.keyStoreBusyTimeoutMs, 'an open must outwait one holder\'s migration waiting for SQLite');
   assert.ok(L.keyStoreOpenLockPollMs < L.keyStoreCheckMs && L.keyStoreSettleMs < L.keyStoreCheckMs,
@@ -697,8 +697,8 @@ export function checkLimits(L: { readonly [K in keyof typeof LIMITS]: number } =
   assert.ok(L.tcpStreamBufferInitialBytes > 0 && L.tcpStreamBufferInitialBytes <= L.tcpStreamBytesMax,
     'a TCP direction must start within its bound');
   assert.ok(L.dnstapFrameBytesMax + 4 <= L.sensorReadChunkBytes, 'a dnstap frame and its length must fit one read chunk');
-  assert.ok(L.keepAliveIntervalMsMin <= L.keepAliveIntervalMs && L.keepAliveIntervalMs <= L.keepAliveIntervalMsMax &&
-    L.keepAliveIntervalMsMax < L.searchTimeoutMs, 'the keep-alive default must lie in its bounds, below the search timeout');
+  assert.ok(L.keepAliveMsMin <= L.keepAliveMs && L.keepAliveMs <= L.keepAliveMsMax &&
+    L.keepAliveMsMax < L.searchTimeoutMs, 'the keep-alive default must lie in its bounds, below the search timeout');
   assert.ok(L.poolQueueMax <= L.poolQueueMaxCeiling, 'the queue default must not exceed its ceiling');
   assert.ok(L.clickhouseRowBytesMax >= 4 * L.ingestLineBytesMax, 'a row of one ingested line, escaped, must fit an answer line');
   assert.ok(L.clickhouseLiteralBytesMax * 4 < L.clickhouseQueryBytesMax / 2, 'an escaped literal must fit a statement with room to spare');

@@ -60,7 +60,7 @@ export interface ServerOptions {
   port: number;
   tlsCert?: string;
   tlsKey?: string;
-  /** Keep-alive `{}` after this long with nothing written (default LIMITS.keepAliveIntervalMs). */
+  /** Keep-alive `{}` after this long with nothing written (default LIMITS.keepAliveMs). */
   keepAliveMs?: number;
   /** Wall time a search may take, then it ends with an in-stream failed (default LIMITS.searchTimeoutMs). */
   searchTimeoutMs?: number;
@@ -578,7 +578,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const searchTimeoutMs = opts.searchTimeoutMs ?? LIMITS.searchTimeoutMs;
   const backend = await openBackend(opts.backend);
   const gate = AccessGate.open(opts.keyStore ?? sqliteKeyStoreConfig(opts.dataDir), { onStoreNotice: logStoreNotice });
-  const keepAliveMs = opts.keepAliveMs ?? LIMITS.keepAliveIntervalMs;
+  const keepAliveMs = opts.keepAliveMs ?? LIMITS.keepAliveMs;
   const shutdownGraceMs = opts.shutdownGraceMs ?? LIMITS.shutdownGraceMs;
   const described = backend.describe();
   log.info({ ...described.fields, keepAliveMs }, described.message);

@@ -239,7 +239,7 @@ export class SafWriter implements ResultSink {
 
   /** `whole`: an HTTP/1.0 answer, gathered and sent whole (module comment). */
   constructor(private readonly res: HttpResponse, private readonly meter: StreamMeter,
-    private readonly keepAliveMs: number = LIMITS.keepAliveIntervalMs, private readonly whole = false) {}
+    private readonly keepAliveMs: number = LIMITS.keepAliveMs, private readonly whole = false) {}
 
   /** The producer must stop: the client has gone, or the server is ending the stream (ResultSink). */
   get aborted(): boolean {

@@ -115,7 +115,7 @@ describe('compact --auto beside a publisher and a server', () => {
   });
 
   it(`${FLUSHES} flushes: exact answers during and after, shard count within the policy's bound`, async () => {
-    const server = await startServer(dir, ['--workers', '1', '--keepalive-ms', String(LIMITS.keepAliveIntervalMsMax)]);
+    const server = await startServer(dir, ['--workers', '1', '--keepalive-ms', String(LIMITS.keepAliveMsMax)]);
     const compactor = autoCompact(dir, ['--tier-min-rrsets', String(TIER_MIN)]);
     // The publisher: ingestFiles (what `rrscan ingest FILE` runs), one flush file per run, PUBLISH_MS apart.
     const script = `const { ingestFiles } = await import(${JSON.stringify(path.join(REPO, 'dist/src/ingest/run.js'))});
@@ -177,7 +177,7 @@ describe('compact --auto beside a publisher and a server', () => {
       const refKey = addKey(ref);
       const ing = cli(['ingest', '--data', ref, ...files]);
       expect(ing.code, ing.stderr).toBe(0);
-      const refServer = await startServer(ref, ['--workers', '1', '--keepalive-ms', String(LIMITS.keepAliveIntervalMsMax)]);
+      const refServer = await startServer(ref, ['--workers', '1', '--keepalive-ms', String(LIMITS.keepAliveMsMax)]);
       try {
         for (const q of [`/pdns/v2/lookup/rrset/name/*.z3.${ZONE}/A`, '/pdns/v2/regex/rrnames/h1[0-9]*%5C.z2%5C.', '/pdns/v2/lookup/rdata/ip/10.9.4.0,23',
           `/pdns/v2/summarize/rrset/name/*.z5.${ZONE}`]) {
@@ -245,7 +245,7 @@ describe('compact --auto stopped during a merge', () => {
     const dir = path.join(temp.fresh(), 'data');
     cpSync(base, dir, { recursive: true });
     const before = readFileSync(path.join(dir, 'manifest.json'), 'utf8');
-    const server = await startServer(dir, ['--workers', '1', '--keepalive-ms', String(LIMITS.keepAliveIntervalMsMax)]);
+    const server = await startServer(dir, ['--workers', '1', '--keepalive-ms', String(LIMITS.keepAliveMsMax)]);
     stopping.push(new Promise((r) => server.proc.once('exit', () => r())));
     const expected = await answers(server);
     const compactor = autoCompact(dir, ARGS);

@@ -134,7 +134,7 @@ async function clean(args: string[]): Promise<Run> {
 
 function serve(dir: string): Promise<Server> {
   // Info level logs each reload with its generation; keep-alive lines would make bodies differ by timing.
-  return startServer(dir, ['--workers', '1', '--keepalive-ms', String(LIMITS.keepAliveIntervalMsMax)], { RRSCAN_LOG_LEVEL: 'info' });
+  return startServer(dir, ['--workers', '1', '--keepalive-ms', String(LIMITS.keepAliveMsMax)], { RRSCAN_LOG_LEVEL: 'info' });
 }
 
 /** The body of every query in QUERIES, each a complete 200 answer. */

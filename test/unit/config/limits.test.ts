@@ -14,6 +14,6 @@ describe('checkLimits', () => {
     const edited = (change: Partial<Record<keyof typeof LIMITS, number>>) => () => checkLimits({ ...LIMITS, ...change });
     expect(edited({ resultsDefault: LIMITS.resultsMaxCeiling + 1 })).toThrow('resultsDefault must not exceed resultsMaxCeiling');
     expect(edited({ shardBytesMax: 2 ** 31 })).toThrow('FlatBuffers offsets are signed 32-bit');
-    expect(edited({ keepAliveIntervalMs: LIMITS.searchTimeoutMs })).toThrow('keep-alives must come before the search timeout');
+    expect(edited({ keepAliveMs: LIMITS.searchTimeoutMs })).toThrow('keep-alives must come before the search timeout');
   });
 });
