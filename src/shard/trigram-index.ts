@@ -23,7 +23,8 @@
 // slots (two Uint32Arrays: 2.6 MB) whatever the blob size, plus the output.
 //
 // Querying: candidates() evaluates a TrigramQuery (pattern.ts) to a sorted
-// list of record ids that MAY match; RE2 confirms each. Every shortcut it
+// list of record ids that MAY match; RE2 confirms each. Posting lists are
+// decoded and intersected natively too (native/trigram.cc says why). Every shortcut it
 // takes keeps the result a superset of the true matches: an AND may stop
 // intersecting once its running set is small compared to the next list (the
 // remaining terms only remove candidates), and a term too costly to evaluate
@@ -45,6 +46,8 @@ export interface TrigramIndexParts {
 interface TrigramAddon {
   buildTrigramIndex(blob: Uint8Array, offsets: Uint32Array):
   TrigramIndexParts | { badRecord: number; badOffset: number } | { unterminated: number };
+  decodePostings(postings: Uint8Array, s: number, e: number): Uint32Array;
+  intersectPostings(running: Uint32Array, postings: Uint8Array, s: number, e: number): Uint32Array;
 }
 
 const addon = loadAddon<TrigramAddon>('rrscan_trigram');
@@ -78,67 +81,14 @@ export function encodePostings(ids: ArrayLike<number>): Uint8Array {
   return Uint8Array.from(out);
 }
 
-/**
- * Walks a posting list's bytes [s, e): each call of next() decodes one
- * LEB128 delta and returns the id, or -1 past the end. The one decoder of
- * the format described above.
- */
-class PostingsReader {
-  private id = 0;
-
-  constructor(private readonly postings: Uint8Array, private p: number, private readonly e: number) {}
-
-  next(): number {
-    let p = this.p;
-    if (p >= this.e) return -1;
-    const postings = this.postings;
-    // Unrolled, in integers: a delta is at most 5 bytes (32 bits); the fifth byte's bits lie above int32's sign, so it
-    // is added as a number. A loop with 2 ** shift took twice as long: the selective and substring classes' candidates
-    // over 2 M names took 0.76 and 0.82 ms, now 0.39 (node dist/bench/micro/pattern-scan.js 2000000 --no-rg).
-    let b = postings[p++]!;
-    let v = b & 0x7f;
-    if (b >= 0x80) {
-      b = postings[p++]!;
-      v |= (b & 0x7f) << 7;
-      if (b >= 0x80) {
-        b = postings[p++]!;
-        v |= (b & 0x7f) << 14;
-        if (b >= 0x80) {
-          b = postings[p++]!;
-          v |= (b & 0x7f) << 21;
-          if (b >= 0x80) v += (postings[p++]! & 0x7f) * 0x10000000;
-        }
-      }
-    }
-    this.p = p;
-    this.id += v;
-    return this.id;
-  }
-}
-
-/** Decodes postings bytes [s, e) into ascending ids. */
+/** Decodes postings bytes [s, e) into ascending ids (natively: the format's one decoder). */
 export function decodePostings(postings: Uint8Array, s: number, e: number): Uint32Array {
-  // Size the output exactly (one id per byte without the continuation bit):
-  // a common trigram's list holds far fewer ids than bytes once ids grow.
-  let count = 0;
-  for (let p = s; p < e; p++) if (postings[p]! < 0x80) count++;
-  const out = new Uint32Array(count);
-  const r = new PostingsReader(postings, s, e);
-  for (let n = 0, id = r.next(); id >= 0; id = r.next()) out[n++] = id;
-  return out;
+  return addon.decodePostings(postings, s, e);
 }
 
-/** Ids of `running` that also appear in postings [s, e): one pass over the bytes, no decoded copy. */
-function intersectPostings(running: Uint32Array, postings: Uint8Array, s: number, e: number): Uint32Array {
-  const out = new Uint32Array(running.length);
-  let n = 0;
-  let i = 0;
-  const r = new PostingsReader(postings, s, e);
-  for (let id = r.next(); id >= 0 && i < running.length; id = r.next()) {
-    while (i < running.length && running[i]! < id) i++;
-    if (i < running.length && running[i] === id) out[n++] = running[i++]!;
-  }
-  return out.subarray(0, n);
+/** Ids of `running` (ascending) that postings [s, e) also hold: one pass over the bytes, no decoded copy. */
+export function intersectPostings(running: Uint32Array, postings: Uint8Array, s: number, e: number): Uint32Array {
+  return addon.intersectPostings(running, postings, s, e);
 }
 
 function intersect(a: Uint32Array, b: Uint32Array): Uint32Array {

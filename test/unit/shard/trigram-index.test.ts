@@ -10,7 +10,10 @@ import { describe, expect, test } from 'vitest';
 import { compilePattern } from '../../../src/query/pattern.js';
 import { ALL, NONE, queryHolds, trigramCode, type TrigramQuery } from '../../../src/model/trigram-query.js';
 import { makeMatcher, recordMatches, scanRecords } from '../../../src/search/local/blob-searcher.js';
-import { buildTrigramIndex, candidates, decodePostings, encodePostings, mayMatch } from '../../../src/shard/trigram-index.js';
+import fc from 'fast-check';
+import {
+  buildTrigramIndex, candidates, decodePostings, encodePostings, intersectPostings, mayMatch,
+} from '../../../src/shard/trigram-index.js';
 import { seededRandom } from '../../../src/demo/prng.js';
 import { makeView } from '../../helpers/blob-view.js';
 
@@ -28,6 +31,32 @@ describe('postings coding', () => {
     expect(Array.from(encodePostings([0, 1, 129]))).toEqual([0x00, 0x01, 0x80, 0x01]);
     expect(Array.from(decodePostings(bytes, 0, bytes.length))).toEqual(ids);
     expect(() => encodePostings([3, 3])).toThrow(/ascend/);
+  });
+
+  // The native decoder and intersection against the encoder and a plain set intersection.
+  test('decode and intersect agree with the encoder on any ascending lists, inside a larger buffer', () => {
+    const ascending = fc.uniqueArray(fc.integer({ min: 0, max: 4_294_967_295 }), { maxLength: 300 })
+      .map((a) => Uint32Array.from(a.sort((x, y) => x - y)));
+    fc.assert(fc.property(ascending, ascending, fc.nat(5), (list, running, pad) => {
+      const bytes = encodePostings(list);
+      const buf = new Uint8Array(pad + bytes.length + pad).fill(0xff);
+      buf.set(bytes, pad);
+      expect(Array.from(decodePostings(buf, pad, pad + bytes.length))).toEqual(Array.from(list));
+      const inList = new Set(list);
+      expect(Array.from(intersectPostings(running, buf, pad, pad + bytes.length)))
+        .toEqual(Array.from(running).filter((id) => inList.has(id)));
+    }), { numRuns: 500 });
+  });
+
+  test('ranges outside the buffer are refused; damaged bytes stay within their range', () => {
+    const bytes = encodePostings([1, 200, 70_000]);
+    expect(() => decodePostings(bytes, 0, bytes.length + 1)).toThrow(RangeError);
+    expect(() => decodePostings(bytes, 2, 1)).toThrow(RangeError);
+    expect(() => intersectPostings(Uint32Array.of(1), bytes, 0, 99)).toThrow(RangeError);
+    // A list cut inside a delta, and zeros (what a truncated mapping reads): bounded, one id per final byte.
+    expect(Array.from(decodePostings(Uint8Array.of(0x01, 0x80, 0x80), 0, 3))).toEqual([1]);
+    expect(Array.from(decodePostings(new Uint8Array(4), 0, 4))).toEqual([0, 0, 0, 0]);
+    expect(Array.from(intersectPostings(Uint32Array.of(0, 5), new Uint8Array(4), 0, 4))).toEqual([0]);
   });
 });
 
