@@ -5,11 +5,12 @@
 // data size, and a baseline measured in the same run (style.md habit 10).
 
 import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
+import { copyFileSync, linkSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { PACKAGE_ROOT } from '../src/config/paths.js';
+import { MANIFEST_FILE, readManifest } from '../src/shard/manifest.js';
 
 export const BIN = path.join(PACKAGE_ROOT, 'bin', 'rrscan.js');
 export const OUT = path.join(PACKAGE_ROOT, 'bench', 'out');
@@ -68,6 +69,32 @@ export async function startServer(dataDir: string, extraEnv: Record<string, stri
     port, proc, metricsPort: metrics ? Number(metrics[1]) : undefined,
     stop: () => new Promise((r) => { proc.once('exit', () => r()); proc.kill('SIGTERM'); }),
   };
+}
+
+/**
+ * A data directory another build can own: hard links to the (immutable)
+ * shards of `dataDir` (copies across file systems) and a copy of its
+ * manifest in `dir`, so each build makes and migrates its own keys.
+ */
+export function scratchDataDir(dataDir: string, dir: string): string {
+  mkdirSync(dir, { recursive: true });
+  for (const s of readManifest(dataDir).shards) {
+    try {
+      linkSync(path.join(dataDir, s.file), path.join(dir, s.file));
+    } catch {
+      copyFileSync(path.join(dataDir, s.file), path.join(dir, s.file));
+    }
+  }
+  copyFileSync(path.join(dataDir, MANIFEST_FILE), path.join(dir, MANIFEST_FILE));
+  return dir;
+}
+
+/** `rrscan keys add` of the build `bin` in `dir` with these quota flags (and --results-max 1000000); the new key. */
+export function addKeyWith(bin: string, dir: string, ...quota: string[]): string {
+  const r = spawnSync(process.execPath, [bin, 'keys', 'add', '--data', dir, ...quota, '--results-max', '1000000'], { encoding: 'utf8' });
+  const key = r.stdout.trim().split('\n').pop()?.trim() ?? '';
+  if (r.status !== 0 || !/^[0-9a-f-]{16,}$/.test(key)) throw new Error(`${bin} keys add failed (${r.status}): ${r.stdout}${r.stderr}`);
+  return key;
 }
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });

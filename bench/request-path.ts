@@ -36,11 +36,13 @@
 // Needs wrk and curl (Debian packages wrk, curl).
 
 import { spawnSync } from 'node:child_process';
-import { closeSync, copyFileSync, linkSync, mkdirSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { MANIFEST_FILE, readManifest } from '../src/shard/manifest.js';
-import { BIN, OUT, arg, bareUws, cpuSeconds, environment, fmt, percentile, startServer, type BenchServer } from './common.js';
+import { readManifest } from '../src/shard/manifest.js';
+import {
+  BIN, OUT, addKeyWith, arg, bareUws, cpuSeconds, environment, fmt, percentile, scratchDataDir, startServer, type BenchServer,
+} from './common.js';
 import { ensureFlexDataset } from './dataset.js';
 
 const dataDir = path.resolve(arg('data', path.join(OUT, 'flex-2000000')));
@@ -66,24 +68,9 @@ interface Build {
   daily: string;
 }
 
-/** A data directory `bin` can own: hard links to the (immutable) shards, a copy of the manifest, keys added by `bin`. */
 function scratchBuild(label: string, bin: string, name: string): Build {
-  const dir = path.join(OUT, `request-path-${process.pid}`, name);
-  mkdirSync(dir, { recursive: true });
-  for (const s of readManifest(dataDir).shards) {
-    try {
-      linkSync(path.join(dataDir, s.file), path.join(dir, s.file));
-    } catch {
-      copyFileSync(path.join(dataDir, s.file), path.join(dir, s.file));
-    }
-  }
-  copyFileSync(path.join(dataDir, MANIFEST_FILE), path.join(dir, MANIFEST_FILE));
-  const add = (...quota: string[]) => {
-    const r = spawnSync(process.execPath, [bin, 'keys', 'add', '--data', dir, ...quota, '--results-max', '1000000'], { encoding: 'utf8' });
-    const key = r.stdout.trim().split('\n').pop()?.trim() ?? '';
-    if (r.status !== 0 || !/^[0-9a-f-]{16,}$/.test(key)) throw new Error(`${bin} keys add failed (${r.status}): ${r.stdout}${r.stderr}`);
-    return key;
-  };
+  const dir = scratchDataDir(dataDir, path.join(OUT, `request-path-${process.pid}`, name));
+  const add = (...quota: string[]) => addKeyWith(bin, dir, ...quota);
   return { label, bin, dir, unlimited: add('--unlimited'), daily: add('--daily', '1000000000') };
 }
 

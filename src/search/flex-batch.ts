@@ -5,8 +5,28 @@
 // on as bytes (BatchQueue) and never rebuild a line.
 
 import { LIMITS } from '../config/limits.js';
-import { jsonString } from '../render/json-text.js';
+import { jsonString, writeJsonStringBody } from '../render/json-text.js';
 import { flexNameLine, flexRdataLine } from '../render/result-lines.js';
+
+/**
+ * A name line's bytes around the name, per rrtype, cut from flexNameLine's
+ * own text (so the line's format has one copy): before the name's first
+ * byte (opening quote included) and after its last.
+ */
+interface NameLineParts { before: Buffer; after: Buffer }
+const NAME_MARK = '\u0000';
+const nameLineParts = new Map<number, NameLineParts>();
+
+function partsOf(rrtype: number): NameLineParts {
+  let p = nameLineParts.get(rrtype);
+  if (p === undefined) {
+    const [before, after] = flexNameLine(`"${NAME_MARK}"`, rrtype).split(NAME_MARK);
+    p = { before: Buffer.from(before!, 'latin1'), after: Buffer.from(after!, 'latin1') };
+    // Bounded by the 65,536 rrtypes; a search names a handful.
+    nameLineParts.set(rrtype, p);
+  }
+  return p;
+}
 
 /**
  * Unique values in ascending order, already rendered as the stream will
@@ -39,7 +59,12 @@ export class BatchBuilder {
   private ends: number[] = [];
   /** Lines of the value being added, before the line-length cut. */
   private kept = 0;
-  private json = '';
+  /** The value's JSON text, once made (beginRecord makes it only for rdata lines). */
+  private json: string | undefined = '';
+  /** beginRecord's value: bytes [start, end) of src; src undefined after beginValue. */
+  private src: Uint8Array | undefined;
+  private start = 0;
+  private end = 0;
 
   get values(): number {
     return this.ends.length;
@@ -52,16 +77,42 @@ export class BatchBuilder {
   /** Starts a value; add its rrtypes in ascending order, then call endValue. */
   beginValue(value: string): void {
     this.json = jsonString(value);
+    this.src = undefined;
+    this.kept = 0;
+  }
+
+  /**
+   * Starts a value held as bytes [start, end) of src (a shard's record:
+   * printable ASCII): name lines copy them into the batch, so a value that
+   * only one shard holds never becomes a string (a 10,000-row answer's
+   * largest cost in the worker was making and writing those strings).
+   */
+  beginRecord(src: Uint8Array, start: number, end: number): void {
+    this.src = src;
+    this.start = start;
+    this.end = end;
+    this.json = undefined;
     this.kept = 0;
   }
 
   nameLine(rrtype: number): void {
-    this.append(flexNameLine(this.json, rrtype));
     this.kept++;
+    if (this.src === undefined) {
+      this.append(flexNameLine(this.json!, rrtype));
+      return;
+    }
+    const { before, after } = partsOf(rrtype);
+    this.reserve(before.length + 2 * (this.end - this.start) + after.length);
+    const buf = this.buf;
+    buf.set(before, this.used);
+    const at = writeJsonStringBody(this.src, this.start, this.end, buf, this.used + before.length);
+    buf.set(after, at);
+    this.used = at + after.length;
   }
 
   rdataLine(rrtype: number, rawHex: string): void {
     this.kept++;
+    this.json ??= jsonString(Buffer.from(this.src!.buffer, this.src!.byteOffset + this.start, this.end - this.start).toString('latin1'));
     const line = flexRdataLine(this.json, rrtype, rawHex);
     // compat.md: keep lines well under 64 KiB; a longer rdata is left out
     // rather than breaking clients (the value still counts as a result).
@@ -87,12 +138,16 @@ export class BatchBuilder {
   }
 
   private append(line: string): void {
-    if (this.used + line.length > this.buf.length) {
-      const grown = Buffer.allocUnsafeSlow(Math.max(this.buf.length * 2, this.used + line.length));
-      this.buf.copy(grown, 0, 0, this.used);
-      this.buf = grown;
-    }
+    this.reserve(line.length);
     this.used += this.buf.write(line, this.used, 'latin1');
+  }
+
+  /** Room for n more bytes. */
+  private reserve(n: number): void {
+    if (this.used + n <= this.buf.length) return;
+    const grown = Buffer.allocUnsafeSlow(Math.max(this.buf.length * 2, this.used + n));
+    this.buf.copy(grown, 0, 0, this.used);
+    this.buf = grown;
   }
 }
 

@@ -111,8 +111,6 @@ function hex(bytes: Uint8Array): string {
 class Cursor {
   /** The current match (a record index), or -1 while there is none (not found yet, or none left). */
   head = -1;
-  /** The current match's value. */
-  key = '';
   /** No match is left. */
   exhausted = false;
   /** Scans: the next record to search. Candidates: the next candidate to test. */
@@ -121,6 +119,9 @@ class Cursor {
   /** nextValue()'s cache: the record it last read, and its value. */
   private nextAt = -1;
   private nextKey = '';
+  /** key's cache: the record it last read, and its value. */
+  private keyAt = -1;
+  private keyText = '';
 
   constructor(readonly shard: ShardReader, readonly cols: FlexColumns, from: number, private readonly to: number,
     private readonly main: Compiled, private readonly cand: Uint32Array | 'scan') {
@@ -181,6 +182,20 @@ class Cursor {
     return this.head >= 0 ? this.key : this.nextValue() ?? '';
   }
 
+  /**
+   * The current match's value, made when first asked: a search over one
+   * shard (or the last cursor left) never compares values, and renders the
+   * match from its bytes.
+   */
+  get key(): string {
+    if (this.keyAt !== this.head) {
+      this.keyAt = this.head;
+      // A dense match is the record the merge just read as this cursor's position: its value is made once.
+      this.keyText = this.head === this.nextAt ? this.nextKey : blobRecord(this.cols, this.head);
+    }
+    return this.keyText;
+  }
+
   /** The match has been taken: the next advance() searches on from the record after it. */
   consume(): void {
     this.head = -1;
@@ -199,8 +214,6 @@ class Cursor {
 
   private found(i: number): true {
     this.head = i;
-    // A dense match is the record the merge just read as this cursor's position: its value is made once.
-    this.key = i === this.nextAt ? this.nextKey : blobRecord(this.cols, i);
     return true;
   }
 
@@ -230,8 +243,11 @@ export class FlexScan {
   private readonly batch = new BatchBuilder();
   private readonly entries: ValueEntry[] = [];
   private matched = 0;
-  /** The last value taken (sent, or filtered out). */
-  private taken: string | undefined;
+  /** The last value taken (sent, or filtered out): record takenRecord of takenCols, its text made when asked (taken()). */
+  private takenCols: FlexColumns | undefined;
+  private takenRecord = -1;
+  /** merge()'s holders of a value only one cursor holds, reused. */
+  private readonly solo: Cursor[] = [];
   private lastFlush = performance.now();
   /**
    * Set when no credit came in time: the batch in hand still goes out (one
@@ -290,9 +306,10 @@ export class FlexScan {
    * sent or filtered out, so the next task starts there and sends nothing twice.
    */
   private resumeFrom(): string | undefined {
+    const taken = this.takenCols === undefined ? undefined : blobRecord(this.takenCols, this.takenRecord);
     let min: string | undefined;
     for (const c of this.cursors) {
-      const f = c.frontier(this.taken);
+      const f = c.frontier(taken);
       if (f !== undefined && (min === undefined || f < min)) min = f;
     }
     return min;
@@ -315,9 +332,9 @@ export class FlexScan {
       if (this.matched >= this.task.want || this.paused || this.cancelled()) return;
       if ((n & (VALUES_PER_CHECK - 1)) === 0 && this.mustStop()) return;
       // The lowest cursor; on a tie a searching one, which may yet find that same value. A linear pass: the shards one
-      // search scans are a few dozen at most.
+      // search scans are a few dozen at most. A lone cursor is the lowest without comparing values.
       let low = live[0]!;
-      let lowAt = low.position()!;
+      let lowAt = live.length === 1 ? '' : low.position()!;
       for (let i = 1; i < live.length; i++) {
         const c = live[i]!;
         const at = c.position()!;
@@ -331,8 +348,10 @@ export class FlexScan {
         if (low.exhausted) live.splice(live.indexOf(low), 1);
         continue;
       }
-      const holders = live.filter((c) => c.head >= 0 && c.key === lowAt);
-      this.take(lowAt, holders);
+      let holders = this.solo;
+      if (live.length === 1) holders[0] = low;
+      else holders = live.filter((c) => c.head >= 0 && c.key === lowAt);
+      this.take(holders);
       for (const c of holders) c.consume();
     }
   }
@@ -356,17 +375,47 @@ export class FlexScan {
   }
 
   /** One value: the holders' entries united by rrtype, filtered, rendered; counted when a line survives. */
-  private take(value: string, holders: readonly Cursor[]): void {
-    this.taken = value;
-    if (this.exclude && recordMatches(this.exclude, holders[0]!.cols, holders[0]!.head)) return;
+  private take(holders: readonly Cursor[]): void {
+    const first = holders[0]!;
+    this.takenCols = first.cols;
+    this.takenRecord = first.head;
+    if (this.exclude && recordMatches(this.exclude, first.cols, first.head)) return;
+    if (holders.length === 1 && this.tuples === undefined) {
+      this.takeOne(first);
+      return;
+    }
     const entries = this.entriesOf(holders);
-    this.tuples?.seek(value);
-    this.batch.beginValue(value);
+    this.tuples?.seek(first.key);
+    this.batch.beginValue(first.key);
     for (const e of entries) {
       if (!keepType(this.task.typeFilter, e.type) || !this.inFence(e)) continue;
       if (this.task.target === 'rrnames') this.batch.nameLine(e.type);
       else this.batch.rdataLine(e.type, hex(e.shard.rdataWire(e.link)));
     }
+    this.endValue();
+  }
+
+  /**
+   * take() for a value only one cursor holds and no other shard's times
+   * judge: its entries straight from the columns (one per rrtype, ascending
+   * already), its text as the record's bytes.
+   */
+  private takeOne(c: Cursor): void {
+    const { cols, head } = c;
+    const { typeFilter, fence } = this.task;
+    const names = this.task.target === 'rrnames';
+    this.batch.beginRecord(cols.blob, cols.offsets[head]!, cols.offsets[head + 1]! - 1);
+    for (let e = cols.entryStarts[head]!; e < cols.entryStarts[head + 1]!; e++) {
+      const type = cols.entryType[e]!;
+      if (!keepType(typeFilter, type) || !inFence(cols.entryFirst[e]!, cols.entryLast[e]!, fence)) continue;
+      if (names) this.batch.nameLine(type);
+      else this.batch.rdataLine(type, hex(c.shard.rdataWire(cols.link[e]!)));
+    }
+    this.endValue();
+  }
+
+  /** Counts the value when a line survived, and sends the batch once it is full. */
+  private endValue(): void {
     if (!this.batch.endValue()) return;
     this.matched++;
     if (this.batch.values >= LIMITS.batchItemsMax || this.batch.bytes >= LIMITS.writeChunkBytes) this.flush();
