@@ -26,7 +26,7 @@ import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   addKey, cli, get, ingestNdjson, lines, metric, randomNames, removeDir, startServer, streamGet, tempDir, until, type Server, body, begin,
-  none,
+  none, withoutKeepAlives,
 } from '../helpers/rrscan.js';
 
 const RECORDS = 100_000;
@@ -362,7 +362,9 @@ describe('more shards than workers', () => {
     // credits while the merge still waits for the other shard's first item.
     const r = await get(server, '/pdns/v2/regex/rrnames/%5E%5Ba-z%5D', { 'X-API-Key': twoKey });
     expect(r.status).toBe(200);
-    expect(r.body).toBe(body(begin, ...expected.map((rrname) => ({ obj: { rrname, rrtype: 'A' } })),
+    // Keep-alives aside: a test process too busy to read makes the stream end drained, which may write a `{}` probe
+    // before the terminator (saf-writer.ts drainStep).
+    expect(withoutKeepAlives(r.body).body).toBe(body(begin, ...expected.map((rrname) => ({ obj: { rrname, rrtype: 'A' } })),
       { cond: 'limited', msg: 'Result limit reached' }));
   }, 20_000);
 
