@@ -127,12 +127,29 @@ interface Ports {
 const freePorts = async (host = '127.0.0.1'): Promise<Ports> =>
   ({ host, http: await freePort(host), tcp: await freePort(host), interserver: await freePort(host) });
 
-/** One private server; `extra` is more of config.xml (remote_servers for a cluster, zookeeper, macros). */
+/** Starts on ports this helper chose, before giving up when another process took one of them first. */
+const START_ATTEMPTS = 3;
+
+/**
+ * One private server; `extra` is more of config.xml (remote_servers for a cluster, zookeeper, macros).
+ * Ports found free can be taken before ClickHouse binds them (by another test's server, or as any connection's
+ * ephemeral port: seen in a full suite run, "Address already in use"), so when this helper chose them it chooses
+ * again; ports the caller gave (a cluster's config names them) are tried once.
+ */
 export async function startClickHouse(ports?: Ports, extra = ''): Promise<ClickHouseServer> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOn(ports ?? await freePorts(), extra);
+    } catch (err) {
+      if (ports !== undefined || attempt >= START_ATTEMPTS || !String(err).includes('Address already in use')) throw err;
+    }
+  }
+}
+
+async function startOn(at: Ports, extra: string): Promise<ClickHouseServer> {
   if (CLICKHOUSE_SERVER === undefined) throw new Error(CLICKHOUSE_SKIP_REASON);
   const binary = CLICKHOUSE_SERVER;
   const dir = mkdtempSync(path.join(os.tmpdir(), 'rrscan-clickhouse-'));
-  const at = ports ?? await freePorts();
   const httpPort = at.http;
   writeFileSync(path.join(dir, 'config.xml'), configXml(dir, at, extra));
   writeFileSync(path.join(dir, 'users.xml'), USERS_XML);
