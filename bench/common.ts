@@ -5,12 +5,11 @@
 // data size, and a baseline measured in the same run (style.md habit 10).
 
 import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { copyFileSync, linkSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { PACKAGE_ROOT } from '../src/config/paths.js';
-import { MANIFEST_FILE, readManifest } from '../src/shard/manifest.js';
 
 export const BIN = path.join(PACKAGE_ROOT, 'bin', 'rrscan.js');
 export const OUT = path.join(PACKAGE_ROOT, 'bench', 'out');
@@ -69,24 +68,6 @@ export async function startServer(dataDir: string, extraEnv: Record<string, stri
     port, proc, metricsPort: metrics ? Number(metrics[1]) : undefined,
     stop: () => new Promise((r) => { proc.once('exit', () => r()); proc.kill('SIGTERM'); }),
   };
-}
-
-/**
- * A data directory another build can own: hard links to the (immutable)
- * shards of `dataDir` (copies across file systems) and a copy of its
- * manifest in `dir`, so each build makes and migrates its own keys.
- */
-export function scratchDataDir(dataDir: string, dir: string): string {
-  mkdirSync(dir, { recursive: true });
-  for (const s of readManifest(dataDir).shards) {
-    try {
-      linkSync(path.join(dataDir, s.file), path.join(dir, s.file));
-    } catch {
-      copyFileSync(path.join(dataDir, s.file), path.join(dir, s.file));
-    }
-  }
-  copyFileSync(path.join(dataDir, MANIFEST_FILE), path.join(dir, MANIFEST_FILE));
-  return dir;
 }
 
 /** `rrscan keys add` of the build `bin` in `dir` with these quota flags (and --results-max 1000000); the new key. */

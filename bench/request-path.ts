@@ -41,9 +41,9 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { readManifest } from '../src/shard/manifest.js';
 import {
-  BIN, OUT, addKeyWith, arg, bareUws, cpuSeconds, environment, fmt, percentile, scratchDataDir, startServer, type BenchServer,
+  BIN, OUT, addKeyWith, arg, bareUws, cpuSeconds, environment, fmt, percentile, startServer, type BenchServer,
 } from './common.js';
-import { ensureFlexDataset } from './dataset.js';
+import { ensureFlexDataset, servingCopy } from './dataset.js';
 
 const dataDir = path.resolve(arg('data', path.join(OUT, 'flex-2000000')));
 const names = Number(arg('names', '2000000'));
@@ -69,7 +69,7 @@ interface Build {
 }
 
 function scratchBuild(label: string, bin: string, name: string): Build {
-  const dir = scratchDataDir(dataDir, path.join(OUT, `request-path-${process.pid}`, name));
+  const dir = servingCopy(dataDir, path.join(OUT, `request-path-${process.pid}`, name));
   const add = (...quota: string[]) => addKeyWith(bin, dir, ...quota);
   return { label, bin, dir, unlimited: add('--unlimited'), daily: add('--daily', '1000000000') };
 }

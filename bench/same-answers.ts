@@ -26,7 +26,8 @@ import { STREAM_MESSAGES } from '../src/errors/catalogue.js';
 import { KEEPALIVE_LINE, terminatorLine } from '../src/render/saf.js';
 import { readManifest } from '../src/shard/manifest.js';
 import { ShardReader } from '../src/shard/shard-reader.js';
-import { BIN, OUT, addKeyWith, arg, environment, scratchDataDir, startServer, type BenchServer } from './common.js';
+import { BIN, OUT, addKeyWith, arg, environment, startServer, type BenchServer } from './common.js';
+import { servingCopy } from './dataset.js';
 
 const dataDir = path.resolve(arg('data', path.join(OUT, 'slope-2000000', 'shards-10')));
 const baseline = arg('baseline', '');
@@ -128,7 +129,7 @@ async function main(): Promise<void> {
   const servers: BenchServer[] = [];
   try {
     const builds = [path.join(path.resolve(baseline), 'bin', 'rrscan.js'), BIN].map((bin, i) => {
-      const dir = scratchDataDir(dataDir, path.join(scratch, String(i)));
+      const dir = servingCopy(dataDir, path.join(scratch, String(i)));
       return { bin, dir, key: addKeyWith(bin, dir, '--unlimited') };
     });
     for (const b of builds) servers.push(await startServer(b.dir, {}, ['--scrub-mib-per-s', '0'], b.bin));
