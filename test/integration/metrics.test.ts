@@ -409,7 +409,8 @@ describe('standing watches', () => {
       const w = new WatchClient(server.port, WATCH, H['X-API-Key']!);
       expect(await w.response).toBe(200);
       await w.begun();
-      const open = await scrape(server);
+      // A watch that begins while the local feed matches a snapshot is attached (and counted) right after that match.
+      const open = await scrapeUntil(server, (sc) => value(sc, 'rrscan_watches_open') === 1, 5_000, 'the watch attached');
       expect(watchLines(open)).toEqual(['rrscan_watches_open 1', 'rrscan_watch_patterns{target="rrnames"} 1', ...zero.slice(2)]);
 
       // One new matching name in one new shard: one snapshot, one shard, its one rrnames record, one tuple.
