@@ -6,11 +6,11 @@
 // with random access into two 328,509-entry tables; in JavaScript that was
 // about 1 s of a 1 M RRset shard, the largest single step of the writer.
 // Decoding postings was the selective and substring searches' largest cost
-// at 100 M RRsets (15 shards, about a MB of postings a query): LEB128 in
-// JavaScript took 2.2 ms of a selective search's candidates there, this
-// 0.9; over 2 M names the selective and substring classes' trigram step
-// went 0.30 -> 0.21 and 0.26 -> 0.17 ms (node dist/bench/micro/pattern-scan.js
-// 2000000 --no-rg, "trigram ms", run on each build).
+// at 100 M RRsets (15 shards, about a MB of postings a query; the selective
+// class of node dist/bench/scale.js); over 2 M names the two classes'
+// trigram step went 0.30 -> 0.21 and 0.26 -> 0.17 ms when it moved here
+// from JavaScript (node dist/bench/micro/pattern-scan.js 2000000 --no-rg,
+// "trigram ms", run on each build).
 //
 // buildTrigramIndex(blob: Uint8Array, offsets: Uint32Array)
 //   -> { keys: Uint32Array, starts: Uint32Array, postings: Uint8Array }
