@@ -199,6 +199,14 @@ export function withoutKeepAlives(text: string): { body: string; keepAlives: num
   return { body: kept.join('\n'), keepAlives: all.length - kept.length };
 }
 
+/**
+ * A reply's answer: its body without keep-alive lines, for comparing two
+ * servers' answers to one query. Besides the wait, a stream that ends while
+ * its reader pushes back writes a `{}` probe before its terminator
+ * (saf-writer.ts drainStep), so a busy test process sees one at times.
+ */
+export const answer = (r: Reply): string => withoutKeepAlives(r.body).body;
+
 /** Parses an NDJSON body into objects (asserting every line ends with \n and none is blank). */
 export function lines(body: string): unknown[] {
   if (body.length > 0 && !body.endsWith('\n')) throw new Error(`body does not end with a newline: ${JSON.stringify(body.slice(-80))}`);

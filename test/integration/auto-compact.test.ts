@@ -25,7 +25,7 @@ import { LIMITS } from '../../src/config/limits.js';
 import { DEFAULT_POLICY, isSealed, nextMerge, unsealedShardsMax, type TieredPolicy } from '../../src/shard/compaction-policy.js';
 import type { Manifest } from '../../src/shard/manifest.js';
 import {
-  BIN, REPO, addKey, begin, body, cli, get, ok, startServer, tempPaths, unlistedFiles, until, type Server,
+  BIN, REPO, addKey, answer, begin, body, cli, get, ok, startServer, tempPaths, unlistedFiles, until, type Server,
 } from '../helpers/rrscan.js';
 
 const temp = tempPaths();
@@ -183,7 +183,7 @@ describe('compact --auto beside a publisher and a server', () => {
           `/pdns/v2/summarize/rrset/name/*.z5.${ZONE}`]) {
           const [a, b] = await Promise.all([get(server, q, { 'X-API-Key': key }), get(refServer, q, { 'X-API-Key': refKey })]);
           expect(a.status, q).toBe(200);
-          expect(a.body, q).toBe(b.body);
+          expect(answer(a), q).toBe(answer(b));
           expect(a.body.split('\n').length, q).toBeGreaterThan(3);
         }
       } finally {
