@@ -134,6 +134,8 @@ class ShardLookupSource implements LookupSource {
   private rrname: string | undefined = undefined;
   /** The row after the current one, read to see whether it shares its key (aggr rdata lookups); `pending` says one is held. */
   private pending = false;
+  /** The held row's key, built to compare it: it becomes the current key when that row is taken (no second build). */
+  private pendingKey: string | undefined;
   private currentKey: string | undefined;
   private readonly sighting: Sighting = noSighting();
   private folded: Sighting | undefined;
@@ -161,10 +163,13 @@ class ShardLookupSource implements LookupSource {
     for (;;) {
       if (this.ended && !this.pending) return END;
       if (this.waiting) return WAIT;
-      if (this.pending) this.pending = false;
-      else if (!this.read()) return this.ended ? END : WAIT;
+      let key: string | undefined;
+      if (this.pending) {
+        this.pending = false;
+        key = this.pendingKey;
+      } else if (!this.read()) return this.ended ? END : WAIT;
       this.take();
-      this.currentKey = undefined;
+      this.currentKey = key;
       this.folded = undefined;
       if (this.fold) this.foldEqual();
       if (!this.lone || keptByFence(this.folded ?? this.s.sighting(this.rrset, this.sighting), this.rendering.fence)) break;
@@ -228,8 +233,10 @@ class ShardLookupSource implements LookupSource {
         return;
       }
       if (r === 0) continue;
-      if (keyOf(this.s, rows.rrset, rows.rdata, rows.indexKey) !== key) {
+      const next = keyOf(this.s, rows.rrset, rows.rdata, rows.indexKey);
+      if (next !== key) {
         this.pending = true;
+        this.pendingKey = next;
         return;
       }
       this.folded ??= this.s.sighting(this.rrset, noSighting());
