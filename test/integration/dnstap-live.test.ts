@@ -255,10 +255,13 @@ describe('rrscan ingest --listen', () => {
     expect(closed[0]!['idleMs']).toBeGreaterThanOrEqual(2_000);
     expect(logs.find((l) => l['msg'] === 'dnstap sender disconnected' && l['sender'] === 'tcp:127.0.0.1:0#3')?.['reason'])
       .toBe('closed at the sender cap (4) to admit a new connection: no frame for 2 s or more, the longest of all');
-    expect(logs.find((l) => l['msg'] === 'receiver stopped')).toMatchObject({
+    const stopped = logs.findIndex((l) => l['msg'] === 'receiver stopped');
+    expect(logs[stopped]).toMatchObject({
       refusedConnections: 1, idleSendersClosed: 1, handshakesClosed: 0, senders: 5, frames: 2,
-      // Closed to make room is not the sender's failure; how the others ended depends on who sees this test's end first.
-      sendersFailed: reasons(logs).filter((why) => !['finished (STOP)', 'receiver stopping'].includes(why) &&
+      // Closed to make room is not the sender's failure; how the others ended depends on who sees this test's end
+      // first, so the count is checked against the disconnections logged before the totals were (a full suite run
+      // on a busy machine once counted 1 where all the lines, read to the end, said 3).
+      sendersFailed: reasons(logs.slice(0, stopped)).filter((why) => !['finished (STOP)', 'receiver stopping'].includes(why) &&
         !why.startsWith('closed at the sender cap')).length,
     });
   }, 60_000);
