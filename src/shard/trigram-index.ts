@@ -24,11 +24,11 @@
 //
 // Querying: candidates() evaluates a TrigramQuery (pattern.ts) to a sorted
 // list of record ids that MAY match; RE2 confirms each. Posting lists are
-// decoded and intersected natively too (native/trigram.cc says why). Every shortcut it
-// takes keeps the result a superset of the true matches: an AND may stop
-// intersecting once its running set is small compared to the next list (the
-// remaining terms only remove candidates), and a term too costly to evaluate
-// counts as "all records". It answers 'scan' when the query is `all` or the
+// decoded and intersected natively too (native/trigram.cc says why). Every
+// shortcut it takes keeps the result a superset of the true matches: an AND
+// may stop intersecting once its running set is small compared to the next
+// list (the remaining terms only remove candidates), and a term too costly
+// to evaluate counts as "all records". It answers 'scan' when the query is `all` or the
 // result would exceed the caller's budget (the blob scan is then cheaper).
 
 import assert from 'node:assert/strict';
