@@ -427,6 +427,45 @@ export function reverseName(name: string): string {
   return `${labels.reverse().join('.')}.`;
 }
 
+/** Scratch for reverseNameBytes: where each label of the name being reversed ends. */
+let labelEnds = new Int32Array(256);
+
+/**
+ * reverseName on bytes: writes the name src[s, e) (ASCII, no newline) with
+ * its labels in reverse order at dst[at] (room for e - s + 1 bytes): a
+ * trailing unescaped dot dropped, labels split at unescaped dots (labelEnd's
+ * walk), joined in reverse with a dot after each, "" and "." give ".".
+ * Returns the end. Shards store owners this way, and lookups render them
+ * back, without making strings.
+ */
+export function reverseNameBytes(src: Uint8Array, s: number, e: number, dst: Uint8Array, at: number): number {
+  if (e === s || (e - s === 1 && src[s] === 0x2e)) {
+    dst[at] = 0x2e;
+    return at + 1;
+  }
+  let end = e;
+  if (src[e - 1] === 0x2e) {
+    let backslashes = 0;
+    for (let i = e - 2; i >= s && src[i] === 0x5c; i--) backslashes++;
+    if ((backslashes & 1) === 0) end = e - 1;
+  }
+  if (end - s + 1 > labelEnds.length) labelEnds = new Int32Array((end - s + 1) * 2);
+  let labels = 0;
+  for (let i = s; i < end; i++) {
+    const c = src[i]!;
+    if (c === 0x5c) i++;
+    else if (c === 0x2e) labelEnds[labels++] = i;
+  }
+  labelEnds[labels++] = end;
+  for (let k = labels - 1; k >= 0; k--) {
+    const from = k === 0 ? s : labelEnds[k - 1]! + 1;
+    const to = labelEnds[k]!;
+    for (let j = from; j < to; j++) dst[at++] = src[j]!;
+    dst[at++] = 0x2e;
+  }
+  return at;
+}
+
 /**
  * Index of the first dot at or after `from` that ends a label, or -1: the one
  * label walk of presentation names. A backslash takes the next character

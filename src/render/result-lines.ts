@@ -32,7 +32,7 @@ export function watchRdataLine(rdataJson: string, rrtype: number, rawHex: string
 }
 
 /** A time as JSON: epoch seconds, or with humantime an RFC 3339 UTC string. */
-function timeJson(t: number, human: boolean): string {
+export function timeJson(t: number, human: boolean): string {
   return human ? `"${new Date(t * 1000).toISOString().replace('.000Z', 'Z')}"` : String(t);
 }
 

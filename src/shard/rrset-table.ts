@@ -19,10 +19,10 @@
 // held, and ingest hands the table to the writer and starts a new one when it
 // passes the --memory-rrsets budget (LIMITS.ingestRrsetsInMemoryMax).
 
+import { reverseNameBytes } from '../dns/name.js';
 import type { Observation, Rdata } from '../model/observation.js';
 import { addSighting, noSighting, type Sighting } from '../model/sighting.js';
 import { InternedBlob } from './interned-blob.js';
-import { reverseRecord } from './writer/blobs.js';
 
 type TypedArray = Uint8Array | Uint16Array | Uint32Array | Int32Array | Float64Array;
 interface TypedArrayClass<T extends TypedArray> {
@@ -294,7 +294,7 @@ export class RrsetTable {
   /** The owner id of a name given as bytes with its labels reversed (a shard's owners column). */
   internOwnerReversed(bytes: Uint8Array, from: number, to: number): number {
     if (this.reversed.length < to - from + 2) this.reversed = new Uint8Array((to - from + 2) * 2);
-    const n = reverseRecord(bytes, from, to, this.reversed, 0);
+    const n = reverseNameBytes(bytes, from, to, this.reversed, 0);
     return this.names.internBytes(this.reversed, 0, n, 0);
   }
 

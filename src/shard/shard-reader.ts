@@ -238,7 +238,12 @@ export class ShardReader implements ShardHandle {
 
   /** Reversed owner name of RRset row i (the first part of its sort key). */
   reversedOwner(i: number): string {
-    return blobRecord(this.owners, runOf(this.ownerStarts, i));
+    return blobRecord(this.owners, this.ownerOf(i));
+  }
+
+  /** The owner row of RRset row i: its reversed name is record ownerOf(i) of `owners`. */
+  ownerOf(i: number): number {
+    return runOf(this.ownerStarts, i);
   }
 
   rrtype(i: number): number {
@@ -248,6 +253,11 @@ export class ShardReader implements ShardHandle {
   /** Bailiwick of RRset row i; '' when unknown. */
   bailiwick(i: number): string {
     return blobRecord(this.bailiwicks, this.rrsets.bailiwick[i]!);
+  }
+
+  /** RRset row i's bailiwick is record bailiwickOf(i) of `bailiwicks` (empty when unknown). */
+  bailiwickOf(i: number): number {
+    return this.rrsets.bailiwick[i]!;
   }
 
   /** The id RRsets carry for this bailiwick, or -1 when none has it. */
@@ -268,6 +278,16 @@ export class ShardReader implements ShardHandle {
     into.zoneTimeFirst = rs.zoneTimeFirst[i]!;
     into.zoneTimeLast = rs.zoneTimeLast[i]!;
     return into;
+  }
+
+  /** The record of `rdata.text` that is RRset row i's j-th, for j in [0, rdataCount(i)), in the stored order. */
+  rdataRow(i: number, j: number): number {
+    return this.rrsets.rdataRows[this.rrsets.rdataStarts[i]! + j]!;
+  }
+
+  /** Records RRset row i has. */
+  rdataCount(i: number): number {
+    return this.rrsets.rdataStarts[i + 1]! - this.rrsets.rdataStarts[i]!;
   }
 
   /** Presentation texts of RRset row i's records, in the stored order. */

@@ -19,23 +19,34 @@
 // Cost per row (issue 22): the rows are walked by a cursor, not generators,
 // and a row lives in the source's own fields, not an object; a source that
 // is the answer's only one (alone()) renders its results' lines directly, a
-// batch at a time (bulk(): no LookupResult, no merge), and judges the time
-// fence itself as the paginator's combiner would (a lone source's item is
-// its own sum), so that what it has is what it would write. Rows a fence
-// drops count against the same per-turn bound as the rows read.
+// batch at a time, as bytes from the shard's records (bulk(): no
+// LookupResult, no merge, no string per row: render/lookup-line-bytes.ts),
+// and judges the time fence itself as the paginator's combiner would (a
+// lone source's item is its own sum), so that what it has is what it would
+// write. Rows a fence drops count against the same per-turn bound as the
+// rows read.
 
 import { LIMITS } from '../../config/limits.js';
 import { failIf } from '../../lib/faults.js';
 import { nextTurn } from '../../lib/turns.js';
-import { reverseName } from '../../dns/name.js';
 import { keepType, type TimeFence } from '../../model/filters.js';
 import { addSighting, noSighting, type Sighting } from '../../model/sighting.js';
 import type { LookupQuery } from '../../query/lookup-query.js';
-import { lookupLine, type LookupResult } from '../../render/result-lines.js';
+import { LookupLineBytes } from '../../render/lookup-line-bytes.js';
+import type { LookupResult } from '../../render/result-lines.js';
 import { RRSET_KEY_SEPARATOR as SEP, rrsetKeyTail, rrtypeKeyText } from '../../shard/rrset-order.js';
 import type { ShardReader } from '../../shard/shard-reader.js';
 import { keptByFence } from '../lookup-search.js';
 import { END, HAS, WAIT, type LookupSource, type SourceEvents, type SourceState } from '../sources.js';
+
+/**
+ * bulk()'s lines, one writer for every source of this thread: the paginator
+ * hands what bulk() returns to the sink, which writes or copies it before
+ * the call returns (ResultSink.bytes), so its buffer is free again before
+ * any source's next bulk(). A writer per source cost a 1,000-row answer a
+ * buffer grown three times and the collector's time to reclaim it.
+ */
+const lines = new LookupLineBytes();
 
 /** What a lone source's bulk() renders: the lines of results as the client reads them. */
 export interface LookupRendering {
@@ -48,11 +59,14 @@ export interface LookupRendering {
  * The rows matching the query, in key order, one at a time: each owner (or
  * rdata record) the index yields, then the RRset rows under it. A row is
  * left in `rrset`, `rdata`, `indexKey` and `rrname` (rdata -1 for an rrset
- * row; rrname undefined when only the RRset's owner says it).
+ * row; rrname undefined when only the RRset's owner says it: it is made
+ * only for a row() that asks, not for bulk()'s lines).
  */
 class RowCursor {
   rrset = -1;
   rdata = -1;
+  /** The owner row of an rrset row (-1 for rdata rows: the RRset's owner is looked up when needed). */
+  owner = -1;
   indexKey = '';
   rrname: string | undefined = undefined;
   /** RRset rows [at, end) of the current owner, or rdata-to-RRset entries [at, end) of the current record. */
@@ -92,7 +106,8 @@ class RowCursor {
       const [row, indexKey] = next.value;
       this.indexKey = indexKey;
       if (this.rrsetTarget) {
-        this.rrname = this.forward ? indexKey : reverseName(indexKey);
+        this.owner = row;
+        this.rrname = this.forward ? indexKey : undefined;
         this.at = s.rrsetsStart(row);
         this.end = s.rrsetsStart(row + 1);
         continue;
@@ -130,6 +145,7 @@ class ShardLookupSource implements LookupSource {
   private hasCurrent = false;
   private rrset = -1;
   private rdata = -1;
+  private owner = -1;
   private indexKey = '';
   private rrname: string | undefined = undefined;
   /** The row after the current one, read to see whether it shares its key (aggr rdata lookups); `pending` says one is held. */
@@ -148,8 +164,6 @@ class ShardLookupSource implements LookupSource {
   private seq = 0;
   /** Rdata rows of several RRsets may share a key in one shard: with aggr they are one item. */
   private readonly fold: boolean;
-  /** A result for bulk() to fill and render, reused. */
-  private readonly scratch: LookupResult = { rrname: '', rrtype: 0, bailiwick: undefined, rdata: '', sighting: this.sighting };
   bulkCount = 0;
 
   constructor(private readonly s: ShardReader, q: LookupQuery, private readonly position: number,
@@ -190,6 +204,7 @@ class ShardLookupSource implements LookupSource {
     const r = this.rows;
     this.rrset = r.rrset;
     this.rdata = r.rdata;
+    this.owner = r.owner;
     this.indexKey = r.indexKey;
     this.rrname = r.rrname;
   }
@@ -278,21 +293,45 @@ class ShardLookupSource implements LookupSource {
 
   /**
    * Once alone(): the lines of up to `max` results from the current one on,
-   * as one string, moving past them; `bulkCount` says how many. Stops early
-   * when the source has no item ready (WAIT or END).
+   * as bytes (valid until the next bulk() of any source), moving past them; `bulkCount`
+   * says how many. Stops early when the source has no item ready (WAIT or
+   * END).
    */
-  bulk(max: number): string {
-    const humantime = this.rendering.humantime;
-    const r = this.scratch;
-    let out = '';
+  bulk(max: number): Uint8Array {
+    const w = lines;
     let n = 0;
     while (n < max && this.state() === HAS) {
-      out += `${lookupLine(this.fill(r), humantime)}\n`;
+      this.render(w);
       this.hasCurrent = false;
       n++;
     }
     this.bulkCount = n;
-    return out;
+    return w.take();
+  }
+
+  /** The current item's line into `w`: the text lookupLine makes of row(), from the shard's bytes. */
+  private render(w: LookupLineBytes): void {
+    const s = this.s;
+    const rrset = this.rrset;
+    w.begin(this.folded ?? s.sighting(rrset, this.sighting), this.rendering.humantime);
+    const owners = s.owners;
+    const o = this.owner >= 0 ? this.owner : s.ownerOf(rrset);
+    w.owner(owners.blob, owners.offsets[o]!, owners.offsets[o + 1]! - 1);
+    w.rrtype(s.rrtype(rrset));
+    const texts = s.rdata.text;
+    if (this.rdata >= 0) {
+      w.rdata(texts.blob, texts.offsets[this.rdata]!, texts.offsets[this.rdata + 1]! - 1);
+      return;
+    }
+    const bailiwicks = s.bailiwicks;
+    const b = s.bailiwickOf(rrset);
+    const bStart = bailiwicks.offsets[b]!, bEnd = bailiwicks.offsets[b + 1]! - 1;
+    if (bEnd > bStart) w.bailiwick(bailiwicks.blob, bStart, bEnd);
+    for (let j = 0, n = s.rdataCount(rrset); j < n; j++) {
+      const r = s.rdataRow(rrset, j);
+      w.record(texts.blob, texts.offsets[r]!, texts.offsets[r + 1]! - 1);
+    }
+    w.endRecords();
   }
 }
 

@@ -8,6 +8,7 @@
 
 import assert from 'node:assert/strict';
 import { LIMITS } from '../../config/limits.js';
+import { reverseNameBytes } from '../../dns/name.js';
 import { gatherRecords, sortRecords } from '../record-sort.js';
 import type { BlobView } from '../interned-blob.js';
 
@@ -86,44 +87,7 @@ export function sameRecord(a: BlobView, i: number, b: BlobView, j: number): bool
   return true;
 }
 
-/** Scratch for reverseRecord: where each label of the name being reversed ends. */
-let labelEnds = new Int32Array(256);
-
-/**
- * Writes the name bytes src[s, e) (no newline) with its labels in reverse
- * order at dst[at], as reverseName (dns/name.ts) does to a string: a
- * trailing unescaped dot dropped, labels split at unescaped dots, joined in
- * reverse with a dot after each, "" and "." give ".". Returns the end.
- */
-export function reverseRecord(src: Uint8Array, s: number, e: number, dst: Uint8Array, at: number): number {
-  if (e === s || (e - s === 1 && src[s] === 0x2e)) {
-    dst[at] = 0x2e;
-    return at + 1;
-  }
-  let end = e;
-  if (src[e - 1] === 0x2e) {
-    let backslashes = 0;
-    for (let i = e - 2; i >= s && src[i] === 0x5c; i--) backslashes++;
-    if ((backslashes & 1) === 0) end = e - 1;
-  }
-  if (end - s + 1 > labelEnds.length) labelEnds = new Int32Array((end - s + 1) * 2);
-  let labels = 0;
-  for (let i = s; i < end; i++) {
-    const c = src[i]!;
-    if (c === 0x5c) i++;
-    else if (c === 0x2e) labelEnds[labels++] = i;
-  }
-  labelEnds[labels++] = end;
-  for (let k = labels - 1; k >= 0; k--) {
-    const from = k === 0 ? s : labelEnds[k - 1]! + 1;
-    const to = labelEnds[k]!;
-    for (let j = from; j < to; j++) dst[at++] = src[j]!;
-    dst[at++] = 0x2e;
-  }
-  return at;
-}
-
-/** A blob of names with each record's labels reversed (reverseRecord), in the same order. */
+/** A blob of names with each record's labels reversed (reverseNameBytes), in the same order. */
 export function reversedNames(blob: BlobView): BlobParts {
   const { bytes: src, offsets: at } = blob;
   const n = at.length - 1;
@@ -133,7 +97,7 @@ export function reversedNames(blob: BlobView): BlobParts {
   let w = 0;
   for (let i = 0; i < n; i++) {
     offsets[i] = w;
-    w = reverseRecord(src, at[i]!, at[i + 1]! - 1, bytes, w);
+    w = reverseNameBytes(src, at[i]!, at[i + 1]! - 1, bytes, w);
     bytes[w++] = 0x0a;
   }
   offsets[n] = w;

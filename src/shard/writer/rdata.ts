@@ -7,11 +7,12 @@
 
 import assert from 'node:assert/strict';
 import { rdataTargetRange } from '../../dns/rdata-names.js';
+import { reverseNameBytes } from '../../dns/name.js';
 import { RR } from '../../dns/rrtype.js';
 import { Column, type RrsetTable } from '../rrset-table.js';
 import type { BlobView } from '../interned-blob.js';
 import { sortRecords } from '../record-sort.js';
-import { gatherBlob, reverseRecord, reversedNames, sameRecord, type BlobParts } from './blobs.js';
+import { gatherBlob, reversedNames, sameRecord, type BlobParts } from './blobs.js';
 
 /** Compressed rows: group g holds rows[starts[g] .. starts[g+1]). */
 export interface Csr {
@@ -128,7 +129,7 @@ export function buildRdataIndex(rdata: RdataParts): RdataIndexParts {
     if (t === RR.A && len === 4) ip4Ids.push(id);
     else if (t === RR.AAAA && len === 16) ip6Ids.push(id);
     if (rdataTargetRange(t, text.bytes, text.offsets[id]!, text.offsets[id + 1]! - 1, range)) {
-      w = reverseRecord(text.bytes, range[0]!, range[1]!, targetBytes, w);
+      w = reverseNameBytes(text.bytes, range[0]!, range[1]!, targetBytes, w);
       targetBytes[w++] = 0x0a;
       targetStarts.push(w);
       targetId.push(id);

@@ -1,12 +1,12 @@
 // The byte-level pieces the shard writer uses instead of strings must agree
 // with the string functions they replace: InternedBlob with a Map, and
-// reverseRecord with reverseName, on ordinary names and on odd ones.
+// reverseNameBytes (dns/name.ts) with reverseName, on ordinary names and on odd ones.
 
 import { describe, expect, it } from 'vitest';
-import { reverseName } from '../../../src/dns/name.js';
+import { reverseName, reverseNameBytes } from '../../../src/dns/name.js';
 import { Prng } from '../../../src/demo/prng.js';
 import { InternedBlob } from '../../../src/shard/interned-blob.js';
-import { reverseRecord, reversedNames } from '../../../src/shard/writer/blobs.js';
+import { reversedNames } from '../../../src/shard/writer/blobs.js';
 
 describe('InternedBlob', () => {
   it('gives each (text, tag) one id, as a Map would, and keeps the records as a blob', () => {
@@ -39,7 +39,7 @@ describe('InternedBlob', () => {
   });
 });
 
-describe('reverseRecord', () => {
+describe('reverseNameBytes', () => {
   it('reverses labels exactly as reverseName does, escapes and odd names included', () => {
     const fixed = ['', '.', 'a', 'a.', 'www.example.com.', 'a\\.b.c.', 'a\\\\.b.', 'x\\.', 'x\\\\.', '..', '...', '.a', 'a..b',
       '\\046.x.', 'a\\', 'a\\065b.c', '*.example.'];
@@ -50,7 +50,7 @@ describe('reverseRecord', () => {
     for (const name of [...fixed, ...random]) {
       const src = Buffer.from(name, 'latin1');
       const out = Buffer.alloc(name.length + 2);
-      const end = reverseRecord(src, 0, src.length, out, 0);
+      const end = reverseNameBytes(src, 0, src.length, out, 0);
       expect(out.toString('latin1', 0, end), JSON.stringify(name)).toBe(reverseName(name));
     }
     const blob = new InternedBlob();
