@@ -27,6 +27,16 @@ export function minNonZero(a: number, b: number): number {
 
 export const noSighting = (): Sighting => ({ count: 0, timeFirst: 0, timeLast: 0, zoneTimeFirst: 0, zoneTimeLast: 0 });
 
+/** `from`'s count and times into `into`; returns `into`. */
+export function copySighting(into: Sighting, from: Readonly<Sighting>): Sighting {
+  into.count = from.count;
+  into.timeFirst = from.timeFirst;
+  into.timeLast = from.timeLast;
+  into.zoneTimeFirst = from.zoneTimeFirst;
+  into.zoneTimeLast = from.zoneTimeLast;
+  return into;
+}
+
 /** Folds `from` into `into` (two sightings of one RRset); returns `into`. */
 export function addSighting<S extends Sighting>(into: S, from: Readonly<Sighting>): S {
   into.count += from.count;

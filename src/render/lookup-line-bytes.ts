@@ -54,7 +54,7 @@ function rrtypePart(t: number): Uint8Array {
 }
 
 export class LookupLineBytes {
-  private buf = Buffer.allocUnsafeSlow(1 << 16);
+  private buf: Buffer;
   private used = 0;
   /** An owner reversed back, before it is escaped into buf. */
   private name = new Uint8Array(512);
@@ -62,6 +62,11 @@ export class LookupLineBytes {
   private records = 0;
   /** The current line's times as RFC 3339 strings (begin()'s humantime). */
   private humantime = false;
+
+  /** `firstBytes`: the buffer's size until a line needs more (it doubles). */
+  constructor(firstBytes = 1 << 16) {
+    this.buf = Buffer.allocUnsafe(firstBytes);
+  }
 
   /** Bytes written since the last take(). */
   get length(): number {
@@ -77,6 +82,18 @@ export class LookupLineBytes {
     const lines = this.buf.subarray(0, this.used);
     this.used = 0;
     return lines;
+  }
+
+  /** Drops what was written since the last take() (a line left half-written by a throw). */
+  clear(): void {
+    this.used = 0;
+  }
+
+  /** A whole line made elsewhere (lookupLine's text, for a source that holds strings), with its newline. */
+  line(text: string): void {
+    this.reserve(Buffer.byteLength(text) + 1);
+    this.used += this.buf.write(text, this.used, 'utf8');
+    this.buf[this.used++] = 0x0a;
   }
 
   /** Starts a line: its count and times, epoch seconds or (humantime) RFC 3339 strings. */
@@ -187,7 +204,7 @@ export class LookupLineBytes {
     if (this.used + n <= this.buf.length) return;
     let size = this.buf.length * 2;
     while (size < this.used + n) size *= 2;
-    const next = Buffer.allocUnsafeSlow(size);
+    const next = Buffer.allocUnsafe(size);
     next.set(this.buf.subarray(0, this.used));
     this.buf = next;
   }

@@ -18,7 +18,9 @@
 import { inFence, type TimeFence } from '../model/filters.js';
 import { addSighting, firstSeen, lastSeen, noSighting, type Sighting } from '../model/sighting.js';
 import type { LookupQuery } from '../query/lookup-query.js';
-import { lookupLine, summaryLine, type LookupResult } from '../render/result-lines.js';
+import { LIMITS } from '../config/limits.js';
+import { LookupLineBytes } from '../render/lookup-line-bytes.js';
+import { summaryLine } from '../render/result-lines.js';
 import type { Effective } from '../query/params.js';
 import type { LookupPlan } from './backend.js';
 import { paginate, type Combiner, type Output, type PageOutcome } from './paginator.js';
@@ -31,47 +33,68 @@ export function keptByFence(s: Readonly<Sighting>, fence: TimeFence): boolean {
 }
 
 /**
- * Folds the rows of one key into one result: the first row's fields, the sum
- * of every row's sighting; no result when the sum is outside the fence.
+ * One key's rows folded into one result: written from the first row's
+ * source (its fields) with the sum of every row's sighting. Valid until the
+ * sources advance (paginator.ts: a result is written before they do).
  */
-class SummedRows implements Combiner<LookupSource, LookupResult> {
-  private first: LookupResult | undefined;
-  private summed: LookupResult | undefined;
+interface SummedResult {
+  source: LookupSource;
+  sighting: Sighting;
+}
 
-  constructor(private readonly fence: TimeFence) {}
+/** Folds the rows of one key into one result; no result when the sum is outside the fence. */
+class SummedRows implements Combiner<LookupSource, SummedResult> {
+  /** Reused: a result is written (or summed) before the next key is folded. */
+  private readonly result: SummedResult;
+  private readonly other: Sighting = noSighting();
+  private rows = 0;
 
-  add(source: LookupSource): void {
-    const row = source.row();
-    if (this.first === undefined) {
-      this.first = row;
-      return;
-    }
-    // A second source holds the key: from here on the sum is a result of its own.
-    if (this.summed === undefined) {
-      const f = this.first;
-      this.summed = { rrname: f.rrname, rrtype: f.rrtype, bailiwick: f.bailiwick, rdata: f.rdata, sighting: { ...f.sighting } };
-    }
-    addSighting(this.summed.sighting, row.sighting);
+  constructor(private readonly fence: TimeFence) {
+    this.result = { source: undefined as unknown as LookupSource, sighting: noSighting() };
   }
 
-  take(): LookupResult | undefined {
-    const r = this.summed ?? this.first;
-    this.first = undefined;
-    this.summed = undefined;
-    return r !== undefined && keptByFence(r.sighting, this.fence) ? r : undefined;
+  add(source: LookupSource): void {
+    if (this.rows++ === 0) {
+      this.result.source = source;
+      source.sighting(this.result.sighting);
+      return;
+    }
+    addSighting(this.result.sighting, source.sighting(this.other));
+  }
+
+  take(): SummedResult | undefined {
+    const rows = this.rows;
+    this.rows = 0;
+    return rows > 0 && keptByFence(this.result.sighting, this.fence) ? this.result : undefined;
   }
 }
 
+/** An answer's line buffer starts this small (an exact lookup's line fits) and doubles up to a write chunk. */
+const LINES_BYTES_FIRST = 1024;
+
 /**
- * Result lines to the sink. Plain: a lone source may write its results'
- * lines itself (LookupSource.bulk), judging the fence as SummedRows does.
+ * Result lines to the sink, as bytes gathered up to a write chunk and handed
+ * over whenever the paginator pauses (Output.flush). Plain: a lone source
+ * may write its results' lines itself (LookupSource.bulk), judging the
+ * fence as SummedRows does.
  */
-function resultLines(sink: ResultSink, humantime: boolean): Output<LookupResult> {
-  return { write: (r) => sink.text(`${lookupLine(r, humantime)}\n`), plain: true };
+function resultLines(sink: ResultSink, humantime: boolean): Output<SummedResult> {
+  const w = new LookupLineBytes(LINES_BYTES_FIRST);
+  const flush = (): void => {
+    if (w.length > 0) sink.bytes(w.take());
+  };
+  return {
+    write: (r) => {
+      r.source.line(w, r.sighting, humantime);
+      if (w.length >= LIMITS.writeChunkBytes) flush();
+    },
+    flush,
+    plain: true,
+  };
 }
 
 /** One summary object: the results are counted and their sightings summed. */
-function summary(q: LookupQuery): Output<LookupResult> {
+function summary(q: LookupQuery): Output<SummedResult> {
   const total: Sighting = noSighting();
   return {
     write: (r) => void addSighting(total, r.sighting),

@@ -34,7 +34,11 @@ import { HAS, WAIT, type BulkSource, type OpenSources, type SortedSource, type S
 export interface Combiner<S, R> {
   /** Takes the current item of `source` into the result being built. */
   add(source: S): void;
-  /** The result built since the last take(), or undefined when it is no result (filtered out); starts afresh. */
+  /**
+   * The result built since the last take(), or undefined when it is no
+   * result (filtered out); starts afresh. The result may refer to the
+   * sources' current items: it is written before they advance.
+   */
   take(): R | undefined;
 }
 
@@ -47,6 +51,8 @@ export interface Output<R> {
   closing?(results: number): string | undefined;
   /** Results are lines written as they are: a lone source's items may go out a run at a time. */
   readonly plain?: boolean;
+  /** Hands what write() has gathered to the sink: called whenever the merge pauses, and before the terminator. */
+  flush?(): void;
 }
 
 export interface Page {
@@ -94,6 +100,7 @@ export function linesTo(sink: ResultSink): Output<string> {
 
 const GONE = 'client went away';
 
+
 /**
  * S is a SortedSource (merged by key) or a BulkSource (one, written a run at
  * a time); the entry points above keep the two apart.
@@ -120,7 +127,11 @@ class Paginator<S, R> implements SourceEvents {
   private skipped = 0;
   private written = 0;
   private error: unknown;
+  /** The sources holding the smallest key: group[0, groupSize) (a count, not the array's length: resetting a length is a runtime call). */
   private readonly group: SortedSource[] = [];
+  private groupSize = 0;
+  /** nextGroup's sources whose key heads tie. */
+  private readonly tied: SortedSource[] = [];
   /** A lone bulk source has been told so (BulkSource.alone). */
   private toldAlone = false;
 
@@ -193,6 +204,7 @@ class Paginator<S, R> implements SourceEvents {
     if (this.opened !== undefined) this.opened.close();
     else if (!this.opening) this.plan.cancel();
     if (!this.sink.aborted) {
+      this.output.flush?.();
       const closing = terminator === 'failed' ? undefined : this.output.closing?.(this.written);
       if (closing !== undefined) this.sink.text(closing);
       if (terminator === 'succeeded' && this.written === 0 && closing === undefined) message = STREAM_MESSAGES.NO_RESULTS;
@@ -223,6 +235,7 @@ class Paginator<S, R> implements SourceEvents {
         this.again = false;
         this.step();
       } while (this.again && !this.finished);
+      if (!this.finished) this.output.flush?.();
     } catch (err) {
       // A source that cannot read its shard, or a bug. pump() runs from
       // timers, promise callbacks and worker messages, where a throw would
@@ -261,16 +274,17 @@ class Paginator<S, R> implements SourceEvents {
       const found = this.nextGroup();
       if (found === WAIT) return this.waiting();
       if (found === undefined) return this.finish('succeeded');
+      // A result is valid until its group advances: it is written (or skipped) first.
       const result = this.combine();
-      if (result === undefined) continue;
-      if (this.skipped < this.page.offset) {
+      if (result !== undefined && this.skipped < this.page.offset) {
         this.skipped++;
-        continue;
+      } else if (result !== undefined) {
+        if (this.output.complete?.()) return this.finish('succeeded');
+        if (this.written >= this.page.limit) return this.finish('limited');
+        this.output.write(result);
+        this.written++;
       }
-      if (this.output.complete?.()) return this.finish('succeeded');
-      if (this.written >= this.page.limit) return this.finish('limited');
-      this.output.write(result);
-      this.written++;
+      this.advanceGroup();
     }
   }
 
@@ -313,49 +327,80 @@ class Paginator<S, R> implements SourceEvents {
   private nextGroup(): typeof WAIT | true | undefined {
     const sources = this.opened!.sources as readonly SortedSource[];
     const group = this.group;
-    group.length = 0;
+    this.groupSize = 0;
     // One source (compacted data, or one shard that can match): no scan for a minimum, no key built.
     if (sources.length === 1) {
       const st = sources[0]!.state();
       if (st !== HAS) return st === WAIT ? WAIT : undefined;
-      group.push(sources[0]!);
+      group[this.groupSize++] = sources[0]!;
       return true;
     }
+    if (sources.length === 0) return undefined;
+    // One pass: any source that waits stops the merge; with key heads the smallest is gathered on the way.
+    const byHead = sources[0]!.keyHead !== undefined;
     let lone: SortedSource | undefined;
     let live = 0;
+    let min: string | undefined;
     for (let i = 0; i < sources.length; i++) {
-      const st = sources[i]!.state();
+      const s = sources[i]!;
+      const st = s.state();
       if (st === WAIT) return WAIT;
-      if (st === HAS) {
-        lone = sources[i];
-        live++;
+      if (st !== HAS) continue;
+      lone = s;
+      live++;
+      if (!byHead) continue;
+      const h = s.keyHead!();
+      if (min === undefined || h < min) {
+        min = h;
+        this.groupSize = 0;
       }
+      if (h === min) group[this.groupSize++] = s;
     }
     if (live === 0) return undefined;
     // One source left (an exact name that one shard holds): no key is built.
     if (live === 1) {
-      group.push(lone!);
+      group[0] = lone!;
+      this.groupSize = 1;
       return true;
     }
+    if (!byHead) {
+      this.smallest(sources, sources.length);
+    } else if (this.groupSize > 1) {
+      // Heads tie: whole keys order those sources.
+      const tied = this.tied;
+      const n = this.groupSize;
+      for (let i = 0; i < n; i++) tied[i] = group[i]!;
+      this.smallest(tied, n);
+    }
+    return true;
+  }
+
+  /** Fills `group` with those of sources[0, n) that have an item and the smallest key. */
+  private smallest(sources: readonly SortedSource[], n: number): void {
+    const group = this.group;
     let min: string | undefined;
-    for (let i = 0; i < sources.length; i++) {
+    this.groupSize = 0;
+    for (let i = 0; i < n; i++) {
       const s = sources[i]!;
       if (s.state() !== HAS) continue;
       const k = s.key();
       if (min === undefined || k < min) {
         min = k;
-        group.length = 0;
+        this.groupSize = 0;
       }
-      if (k === min) group.push(s);
+      if (k === min) group[this.groupSize++] = s;
     }
-    return true;
   }
 
   private combine(): R | undefined {
     const group = this.group;
     const combiner = this.combiner!;
-    for (let i = 0; i < group.length; i++) combiner.add(group[i]! as S);
-    for (let i = 0; i < group.length; i++) group[i]!.advance();
+    for (let i = 0; i < this.groupSize; i++) combiner.add(group[i]! as S);
     return combiner.take();
+  }
+
+  private advanceGroup(): void {
+    const group = this.group;
+    for (let i = 0; i < this.groupSize; i++) group[i]!.advance();
   }
 }

@@ -11,7 +11,8 @@
 // the source is exhausted. Pulling is what gives every search backpressure:
 // nothing is fetched or scanned faster than the client reads.
 
-import type { LookupResult } from '../render/result-lines.js';
+import type { Sighting } from '../model/sighting.js';
+import type { LookupLineBytes } from '../render/lookup-line-bytes.js';
 
 export const HAS = 0;
 export const WAIT = 1;
@@ -22,6 +23,13 @@ export interface SortedSource {
   state(): SourceState;
   /** Key of the current item (state() is HAS). May be built lazily: a lone source is never asked. */
   key(): string;
+  /**
+   * Optional: a cheap prefix of key() that orders items whenever two differ
+   * in it (key() continues it with characters below any it holds), so a
+   * merge builds whole keys only where heads tie. Every source of one
+   * search has it, or none.
+   */
+  keyHead?(): string;
   /** Moves past the current item. */
   advance(): void;
 }
@@ -76,8 +84,14 @@ export interface FlexSource extends BulkSource {
 
 /** Standard search: result rows, before any aggregation across sources. */
 export interface LookupSource extends SortedSource {
-  /** The current row; valid until the source's next state() (the merge writes it before it asks again). */
-  row(): LookupResult;
+  /** The current row's count and times, into `into`. */
+  sighting(into: Sighting): Sighting;
+  /**
+   * The current row's result line, with `sighting` (the sum over every
+   * source holding the row's key) in place of its own, into `w`; asked
+   * before the source advances.
+   */
+  line(w: LookupLineBytes, sighting: Readonly<Sighting>, humantime: boolean): void;
   /**
    * Optional, for a search that has this source alone: from the call on,
    * state() has only items the answer's fence keeps, and bulk() renders

@@ -28,9 +28,12 @@ import type { BlobView } from './interned-blob.js';
 /** Joins the parts of an RRset's key; below every printable character, so a shorter part sorts first. */
 export const RRSET_KEY_SEPARATOR = '\u0001';
 
+/** rrtypeKeyText of the rrtypes below 256, made once: a merge asks for one per key it builds. */
+const RRTYPE_KEY_TEXTS = Array.from({ length: 256 }, (_, t) => t.toString(16).padStart(4, '0'));
+
 /** The rrtype part of the key: 4 lower-case hex digits, so text order is numeric order. */
 export function rrtypeKeyText(rrtype: number): string {
-  return rrtype.toString(16).padStart(4, '0');
+  return RRTYPE_KEY_TEXTS[rrtype] ?? rrtype.toString(16).padStart(4, '0');
 }
 
 /** An RRset's key after its owner and separator: rrtype, bailiwick, then each rdata text. */

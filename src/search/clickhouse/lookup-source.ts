@@ -1,12 +1,15 @@
 // A standard search's one sorted source: the rows of one ClickHouse SELECT
-// (lookup-sql.ts) as LookupResults, in the local merge's key order.
+// (lookup-sql.ts), in the local merge's key order, each written as
+// lookupLine's text.
 //
 // Backpressure as for flexible search (select-source.ts): the HTTP answer is
 // paused while LIMITS.clickhouseLookupRowsBuffered rows wait for the merge.
 
 import { LIMITS } from '../../config/limits.js';
 import { isOneLabel, reverseName } from '../../dns/name.js';
-import type { LookupResult } from '../../render/result-lines.js';
+import type { Sighting } from '../../model/sighting.js';
+import type { LookupLineBytes } from '../../render/lookup-line-bytes.js';
+import { lookupLine } from '../../render/result-lines.js';
 import { RRSET_KEY_SEPARATOR as SEP, rrsetKeyTail, rrtypeKeyText } from '../../shard/rrset-order.js';
 import { END, HAS, WAIT, type LookupSource, type SourceEvents, type SourceState } from '../sources.js';
 import type { LookupShape } from './lookup-sql.js';
@@ -70,19 +73,32 @@ export class SelectLookupSource extends StreamedSelect implements LookupSource {
     return this.finished ? END : WAIT;
   }
 
+  keyHead(): string {
+    return this.rows[this.at]!.ik;
+  }
+
   key(): string {
     const r = this.rows[this.at]!;
     if (this.shape.target === 'rrset') return `${r.ik}${SEP}${rrsetKeyTail(r.rrtype, r.bailiwick!, r.texts!)}`;
     return `${r.ik}${SEP}${rrtypeKeyText(r.rrtype)}${SEP}${r.rdata!}${SEP}${r.owner_rev!}`;
   }
 
-  row(): LookupResult {
+  sighting(into: Sighting): Sighting {
+    const r = this.rows[this.at]!;
+    into.count = Number(r.c);
+    into.timeFirst = r.tf;
+    into.timeLast = r.tl;
+    into.zoneTimeFirst = r.ztf;
+    into.zoneTimeLast = r.ztl;
+    return into;
+  }
+
+  line(w: LookupLineBytes, sighting: Readonly<Sighting>, humantime: boolean): void {
     const r = this.rows[this.at]!;
     const rrset = this.shape.target === 'rrset';
-    return {
-      rrname: r.owner, rrtype: r.rrtype, bailiwick: rrset ? r.bailiwick! : undefined, rdata: rrset ? r.texts! : r.rdata!,
-      sighting: { count: Number(r.c), timeFirst: r.tf, timeLast: r.tl, zoneTimeFirst: r.ztf, zoneTimeLast: r.ztl },
-    };
+    w.line(lookupLine({
+      rrname: r.owner, rrtype: r.rrtype, bailiwick: rrset ? r.bailiwick! : undefined, rdata: rrset ? r.texts! : r.rdata!, sighting,
+    }, humantime));
   }
 
   advance(): void {

@@ -30,10 +30,9 @@ import { LIMITS } from '../../config/limits.js';
 import { failIf } from '../../lib/faults.js';
 import { nextTurn } from '../../lib/turns.js';
 import { keepType, type TimeFence } from '../../model/filters.js';
-import { addSighting, noSighting, type Sighting } from '../../model/sighting.js';
+import { addSighting, copySighting, noSighting, type Sighting } from '../../model/sighting.js';
 import type { LookupQuery } from '../../query/lookup-query.js';
 import { LookupLineBytes } from '../../render/lookup-line-bytes.js';
-import type { LookupResult } from '../../render/result-lines.js';
 import { RRSET_KEY_SEPARATOR as SEP, rrsetKeyTail, rrtypeKeyText } from '../../shard/rrset-order.js';
 import type { ShardReader } from '../../shard/shard-reader.js';
 import { keptByFence } from '../lookup-search.js';
@@ -58,9 +57,8 @@ export interface LookupRendering {
 /**
  * The rows matching the query, in key order, one at a time: each owner (or
  * rdata record) the index yields, then the RRset rows under it. A row is
- * left in `rrset`, `rdata`, `indexKey` and `rrname` (rdata -1 for an rrset
- * row; rrname undefined when only the RRset's owner says it: it is made
- * only for a row() that asks, not for bulk()'s lines).
+ * left in `rrset`, `rdata`, `owner` and `indexKey` (rdata -1 for an rrset
+ * row).
  */
 class RowCursor {
   rrset = -1;
@@ -68,14 +66,11 @@ class RowCursor {
   /** The owner row of an rrset row (-1 for rdata rows: the RRset's owner is looked up when needed). */
   owner = -1;
   indexKey = '';
-  rrname: string | undefined = undefined;
   /** RRset rows [at, end) of the current owner, or rdata-to-RRset entries [at, end) of the current record. */
   private at = 0;
   private end = 0;
   private readonly keys: Iterator<readonly [number, string]> | undefined;
   private readonly rrsetTarget: boolean;
-  /** Right-hand wildcards key owners by their forward name, the others by the reversed one. */
-  private readonly forward: boolean;
   private readonly bailiwickId: number;
   private readonly typeFilter: LookupQuery['typeFilter'];
 
@@ -83,7 +78,6 @@ class RowCursor {
     const v = q.value;
     this.typeFilter = q.typeFilter;
     this.rrsetTarget = q.target === 'rrset';
-    this.forward = v.kind === 'name' && (v.match.mode === 'starts' || v.match.mode === 'one-more');
     this.bailiwickId = q.bailiwick === undefined ? -1 : s.bailiwickId(q.bailiwick);
     if (this.rrsetTarget) {
       if (v.kind !== 'name' || (q.bailiwick !== undefined && this.bailiwickId < 0)) return;
@@ -107,13 +101,11 @@ class RowCursor {
       this.indexKey = indexKey;
       if (this.rrsetTarget) {
         this.owner = row;
-        this.rrname = this.forward ? indexKey : undefined;
         this.at = s.rrsetsStart(row);
         this.end = s.rrsetsStart(row + 1);
         continue;
       }
       this.rdata = row;
-      this.rrname = undefined;
       this.at = s.rdataRrsetsStart(row);
       this.end = s.rdataRrsetsStart(row + 1);
       // A record of a type not asked for is one row read and dropped, whatever RRsets hold it.
@@ -147,13 +139,12 @@ class ShardLookupSource implements LookupSource {
   private rdata = -1;
   private owner = -1;
   private indexKey = '';
-  private rrname: string | undefined = undefined;
-  /** The row after the current one, read to see whether it shares its key (aggr rdata lookups); `pending` says one is held. */
+  /** The cursor holds the row after the current one, read to see whether it shares its key (aggr rdata lookups). */
   private pending = false;
-  /** The held row's key, built to compare it: it becomes the current key when that row is taken (no second build). */
-  private pendingKey: string | undefined;
+  /** The current item's key, once built (a merge asks for it only where index keys tie: keyHead). */
   private currentKey: string | undefined;
-  private readonly sighting: Sighting = noSighting();
+  /** A row's own sighting, read into this one object. */
+  private readonly rowSighting: Sighting = noSighting();
   private folded: Sighting | undefined;
   private ended = false;
   private waiting = false;
@@ -177,16 +168,13 @@ class ShardLookupSource implements LookupSource {
     for (;;) {
       if (this.ended && !this.pending) return END;
       if (this.waiting) return WAIT;
-      let key: string | undefined;
-      if (this.pending) {
-        this.pending = false;
-        key = this.pendingKey;
-      } else if (!this.read()) return this.ended ? END : WAIT;
+      if (this.pending) this.pending = false;
+      else if (!this.read()) return this.ended ? END : WAIT;
       this.take();
-      this.currentKey = key;
+      this.currentKey = undefined;
       this.folded = undefined;
       if (this.fold) this.foldEqual();
-      if (!this.lone || keptByFence(this.folded ?? this.s.sighting(this.rrset, this.sighting), this.rendering.fence)) break;
+      if (!this.lone || keptByFence(this.folded ?? this.s.sighting(this.rrset, this.rowSighting), this.rendering.fence)) break;
       // Dropped by the fence: a row read, as one a filter drops.
       if (--this.budget <= 0) this.waitTurn();
     }
@@ -206,7 +194,6 @@ class ShardLookupSource implements LookupSource {
     this.rdata = r.rdata;
     this.owner = r.owner;
     this.indexKey = r.indexKey;
-    this.rrname = r.rrname;
   }
 
   /** Moves the cursor to the next kept row: false at the end or when this turn's reads are used up (then WAIT until the next turn). */
@@ -237,10 +224,16 @@ class ShardLookupSource implements LookupSource {
     });
   }
 
-  /** Folds following rows with the current key into the current item. */
+  /**
+   * Folds the following rows that share the current row's key into the
+   * current item. In one shard, rows share a key exactly when they share
+   * its index key, record and owner (records and owners are each unique in
+   * a shard), so no key is built to compare them.
+   */
   private foldEqual(): void {
-    const key = this.key();
+    const s = this.s;
     const rows = this.rows;
+    if (this.owner < 0) this.owner = s.ownerOf(this.rrset);
     for (;;) {
       const r = rows.step();
       if (r < 0) {
@@ -248,15 +241,17 @@ class ShardLookupSource implements LookupSource {
         return;
       }
       if (r === 0) continue;
-      const next = keyOf(this.s, rows.rrset, rows.rdata, rows.indexKey);
-      if (next !== key) {
+      if (rows.rdata !== this.rdata || rows.indexKey !== this.indexKey || s.ownerOf(rows.rrset) !== this.owner) {
         this.pending = true;
-        this.pendingKey = next;
         return;
       }
-      this.folded ??= this.s.sighting(this.rrset, noSighting());
-      addSighting(this.folded, this.s.sighting(rows.rrset, this.sighting));
+      this.folded ??= s.sighting(this.rrset, noSighting());
+      addSighting(this.folded, s.sighting(rows.rrset, this.rowSighting));
     }
+  }
+
+  keyHead(): string {
+    return this.indexKey;
   }
 
   key(): string {
@@ -269,22 +264,12 @@ class ShardLookupSource implements LookupSource {
     return this.currentKey;
   }
 
-  /** The current item; valid until the next state() (its sighting is the source's own). */
-  row(): LookupResult {
-    return this.fill({ rrname: '', rrtype: 0, bailiwick: undefined, rdata: '', sighting: this.sighting });
+  sighting(into: Sighting): Sighting {
+    return this.folded === undefined ? this.s.sighting(this.rrset, into) : copySighting(into, this.folded);
   }
 
-  /** The current item's fields into `r`. */
-  private fill(r: LookupResult): LookupResult {
-    const s = this.s;
-    const rrset = this.rrset;
-    const rrsetRow = this.rdata < 0;
-    r.rrname = this.rrname ?? s.ownerName(rrset);
-    r.rrtype = s.rrtype(rrset);
-    r.bailiwick = rrsetRow ? s.bailiwick(rrset) : undefined;
-    r.rdata = rrsetRow ? s.rdataTexts(rrset) : s.rdataText(this.rdata);
-    r.sighting = this.folded ?? s.sighting(rrset, this.sighting);
-    return r;
+  line(w: LookupLineBytes, sighting: Readonly<Sighting>, humantime: boolean): void {
+    this.render(w, sighting, humantime);
   }
 
   advance(): void {
@@ -299,9 +284,11 @@ class ShardLookupSource implements LookupSource {
    */
   bulk(max: number): Uint8Array {
     const w = lines;
+    const humantime = this.rendering.humantime;
+    w.clear();
     let n = 0;
     while (n < max && this.state() === HAS) {
-      this.render(w);
+      this.render(w, this.folded ?? this.s.sighting(this.rrset, this.rowSighting), humantime);
       this.hasCurrent = false;
       n++;
     }
@@ -309,11 +296,11 @@ class ShardLookupSource implements LookupSource {
     return w.take();
   }
 
-  /** The current item's line into `w`: the text lookupLine makes of row(), from the shard's bytes. */
-  private render(w: LookupLineBytes): void {
+  /** The current item's line with `sighting` into `w`: lookupLine's text (result-lines.ts), from the shard's bytes. */
+  private render(w: LookupLineBytes, sighting: Readonly<Sighting>, humantime: boolean): void {
     const s = this.s;
     const rrset = this.rrset;
-    w.begin(this.folded ?? s.sighting(rrset, this.sighting), this.rendering.humantime);
+    w.begin(sighting, humantime);
     const owners = s.owners;
     const o = this.owner >= 0 ? this.owner : s.ownerOf(rrset);
     w.owner(owners.blob, owners.offsets[o]!, owners.offsets[o + 1]! - 1);

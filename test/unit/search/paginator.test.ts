@@ -1,6 +1,7 @@
 // The paginator against a fake backend: sources are arrays of keys, some of
 // which wait, and the sink is an array of lines.
 
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { LIMITS } from '../../../src/config/limits.js';
 import { turnsTaken } from '../../../src/lib/turns.js';
@@ -133,7 +134,59 @@ class FakeByteSource implements FlexSource {
   }
 }
 
+/** Keys are `head|tail` (| standing for U+0001, below every character a head holds); keyHead() is the head. */
+class HeadSource extends FakeSource {
+  keysBuilt = 0;
+  override key(): string {
+    this.keysBuilt++;
+    return super.key();
+  }
+  keyHead(): string {
+    return super.key().split('\u0001')[0]!;
+  }
+}
+
 describe('paginator', () => {
+  it('merges by key heads, building whole keys only where heads tie, in whole-key order', async () => {
+    const k = (head: string, tail: string): string => `${head}\u0001${tail}`;
+    let events: SourceEvents | undefined;
+    const sources = [
+      new HeadSource('a', [k('b', '2'), k('c', '1'), k('cc', '0')], () => events!),
+      new HeadSource('b', [k('a', '9'), k('b', '1'), k('c', '1')], () => events!),
+    ];
+    const open = { open: (ev: SourceEvents) => { events = ev; return { sources, close: () => undefined }; }, cancel: () => undefined };
+    const sink = new FakeSink();
+    await paginate(open, new Names(), linesTo(sink), page(), sink);
+    expect(sink.out.join('').replaceAll('\u0001', '|')).toBe('a|9:b\nb|1:b\nb|2:a\nc|1:a+b\ncc|0:a\n');
+    // Whole keys: the two ties (b, c) on both sources, and Names.add's one per source in each result.
+    expect(sources[0]!.keysBuilt + sources[1]!.keysBuilt).toBe(4 + 6);
+  });
+
+  it('answers succeeded with no results when there are no sources', async () => {
+    const f = setup({});
+    const sink = new FakeSink();
+    expect(await paginate(f.open, new Names(), linesTo(sink), page(), sink))
+      .toEqual({ results: 0, terminator: 'succeeded', message: 'Query completed, no results found' });
+    expect(sink.ended).toEqual(['succeeded', 'Query completed, no results found']);
+  });
+
+  it('gives the same answer with key heads as with whole keys (property)', async () => {
+    const head = fc.stringMatching(/^[a-c]{0,3}$/);
+    const list = fc.array(fc.tuple(head, fc.stringMatching(/^[0-2]{0,2}$/)), { maxLength: 12 })
+      .map((items) => [...new Set(items.map(([h, t]) => `${h}\u0001${t}`))].sort());
+    await fc.assert(fc.asyncProperty(fc.array(list, { minLength: 1, maxLength: 4 }), async (lists) => {
+      const answer = async (Source: typeof FakeSource): Promise<string> => {
+        let events: SourceEvents | undefined;
+        const sources = lists.map((items, i) => new Source(String(i), items, () => events!));
+        const open = { open: (ev: SourceEvents) => { events = ev; return { sources, close: () => undefined }; }, cancel: () => undefined };
+        const sink = new FakeSink();
+        await paginate(open, new Names(), linesTo(sink), page({ limit: 1000 }), sink);
+        return sink.out.join('');
+      };
+      expect(await answer(HeadSource)).toBe(await answer(FakeSource));
+    }), { numRuns: 300 });
+  });
+
   it('merges sources by key and folds equal keys into one result', async () => {
     const f = setup({ a: ['b', 'd', 'e'], b: ['a', 'd'], c: ['c', 'e', 'f'] });
     const sink = new FakeSink();
