@@ -84,6 +84,20 @@ export class LookupLineBytes {
     return lines;
   }
 
+  /**
+   * What take() gives, or as a string when it is short (under
+   * `textBytesMax`): a sink joins short runs to the text it holds anyway,
+   * and one conversion here costs less than the two views and conversion on
+   * the way there (an exact lookup's one line; bench/micro/front-end.ts).
+   * Lines are ASCII, so latin1 is exact.
+   */
+  takeLines(textBytesMax: number): string | Uint8Array {
+    if (this.used >= textBytesMax) return this.take();
+    const text = this.buf.toString('latin1', 0, this.used);
+    this.used = 0;
+    return text;
+  }
+
   /** Drops what was written since the last take() (a line left half-written by a throw). */
   clear(): void {
     this.used = 0;

@@ -79,16 +79,20 @@ const LINES_BYTES_FIRST = 1024;
  * fence as SummedRows does.
  */
 function resultLines(sink: ResultSink, humantime: boolean): Output<SummedResult> {
-  const w = new LookupLineBytes(LINES_BYTES_FIRST);
-  const flush = (): void => {
-    if (w.length > 0) sink.bytes(w.take());
-  };
+  // Made at the first result that is not a lone source's (most answers have none).
+  let w: LookupLineBytes | undefined;
   return {
     write: (r) => {
+      w ??= new LookupLineBytes(LINES_BYTES_FIRST);
       r.source.line(w, r.sighting, humantime);
-      if (w.length >= LIMITS.writeChunkBytes) flush();
+      if (w.length >= LIMITS.writeChunkBytes) sink.bytes(w.take());
     },
-    flush,
+    flush: () => {
+      if (w === undefined || w.length === 0) return;
+      const lines = w.takeLines(LIMITS.corkPieceBytes);
+      if (typeof lines === 'string') sink.text(lines);
+      else sink.bytes(lines);
+    },
     plain: true,
   };
 }

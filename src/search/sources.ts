@@ -95,10 +95,10 @@ export interface LookupSource extends SortedSource {
   /**
    * Optional, for a search that has this source alone: from the call on,
    * state() has only items the answer's fence keeps, and bulk() renders
-   * their lines as the search's output would (FlexSource.bulk), as bytes
-   * valid until its next call.
+   * their lines as the search's output would (FlexSource.bulk): a string,
+   * or bytes valid until its next call.
    */
   alone?(): void;
-  bulk?(max: number): Uint8Array;
+  bulk?(max: number): string | Uint8Array;
   readonly bulkCount?: number;
 }

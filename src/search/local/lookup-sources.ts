@@ -278,11 +278,11 @@ class ShardLookupSource implements LookupSource {
 
   /**
    * Once alone(): the lines of up to `max` results from the current one on,
-   * as bytes (valid until the next bulk() of any source), moving past them; `bulkCount`
-   * says how many. Stops early when the source has no item ready (WAIT or
-   * END).
+   * moving past them: as a string when short, else as bytes valid until the
+   * next bulk() of any source; `bulkCount` says how many. Stops early when
+   * the source has no item ready (WAIT or END).
    */
-  bulk(max: number): Uint8Array {
+  bulk(max: number): string | Uint8Array {
     const w = lines;
     const humantime = this.rendering.humantime;
     w.clear();
@@ -293,7 +293,7 @@ class ShardLookupSource implements LookupSource {
       n++;
     }
     this.bulkCount = n;
-    return w.take();
+    return w.takeLines(LIMITS.corkPieceBytes);
   }
 
   /** The current item's line with `sighting` into `w`: lookupLine's text (result-lines.ts), from the shard's bytes. */
