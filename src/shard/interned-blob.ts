@@ -55,6 +55,8 @@ export class InternedBlob {
   private slots: Int32Array;
   private mask: number;
   private readonly readOnly: boolean;
+  /** appendBytes was used: records were added without hash slots, so nothing may be looked up (interned) any more. */
+  private appendOnly = false;
 
   /** An empty blob, or (`data`) one rebuilt from another's data() that can be read but not added to. */
   constructor(data?: InternedBlobData) {
@@ -113,7 +115,7 @@ export class InternedBlob {
 
   /** The id of `s` under `tag`, adding it when new. `s` must be printable ASCII. */
   intern(s: string, tag: number): number {
-    assert.ok(!this.readOnly, 'InternedBlob: a blob rebuilt from data() is read-only');
+    assert.ok(!this.readOnly && !this.appendOnly, 'InternedBlob: read-only, or append-only after appendBytes');
     const n = s.length;
     if (this.byteLength + n + 1 > this.bytes.length) this.growBytes(this.byteLength + n + 1);
     // Written at the tail first; kept only when new.
@@ -137,7 +139,7 @@ export class InternedBlob {
    * `tag`, adding it when new: intern() for callers that hold bytes.
    */
   internBytes(src: Uint8Array, from: number, to: number, tag: number): number {
-    assert.ok(!this.readOnly, 'InternedBlob: a blob rebuilt from data() is read-only');
+    assert.ok(!this.readOnly && !this.appendOnly, 'InternedBlob: read-only, or append-only after appendBytes');
     const n = to - from;
     if (this.byteLength + n + 1 > this.bytes.length) this.growBytes(this.byteLength + n + 1);
     const bytes = this.bytes;
@@ -153,6 +155,38 @@ export class InternedBlob {
     if (bad < 0) notPrintable(Buffer.from(src.subarray(from, to)).toString('latin1'));
     bytes[at + n] = 0x0a;
     return this.place(h >>> 0, at, n + 1, tag);
+  }
+
+  /**
+   * Adds the record src[from, to) (printable ASCII, no newline) under `tag`
+   * without looking for it: for a caller that knows it is new (a merge's
+   * owners come in ascending order, each once). No hash slot is kept for it,
+   * so from then on this blob takes only appends. A 10 M RRset merge spent
+   * a tenth of its time probing for owners it never found
+   * (`node --cpu-prof bin/rrscan.js compact --workers 1`).
+   */
+  appendBytes(src: Uint8Array, from: number, to: number, tag: number): number {
+    assert.ok(!this.readOnly, 'InternedBlob: a blob rebuilt from data() is read-only');
+    this.appendOnly = true;
+    const n = to - from;
+    if (this.byteLength + n + 1 > this.bytes.length) this.growBytes(this.byteLength + n + 1);
+    const bytes = this.bytes;
+    const at = this.byteLength;
+    let bad = 0;
+    for (let i = 0; i < n; i++) {
+      const c = src[from + i]!;
+      bad |= (c - 0x20) | (0x7e - c);
+      bytes[at + i] = c;
+    }
+    if (bad < 0) notPrintable(Buffer.from(src.subarray(from, to)).toString('latin1'));
+    bytes[at + n] = 0x0a;
+    const id = this.count;
+    if (id + 2 > this.starts.length) this.growColumns();
+    this.byteLength = at + n + 1;
+    this.tags[id] = tag;
+    this.starts[id + 1] = this.byteLength;
+    this.count = id + 1;
+    return id;
   }
 
   /**

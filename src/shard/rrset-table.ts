@@ -169,7 +169,7 @@ export class RrsetTable {
   /** An RRset's rdata ids while it is added: canonicalised in place. */
   private rows = new Uint32Array(64);
   private rowCount = 0;
-  /** Scratch for internOwnerReversed. */
+  /** Scratch for appendOwnerReversed. */
   private reversed = new Uint8Array(256);
   private readonly scratch = noSighting();
 
@@ -291,11 +291,16 @@ export class RrsetTable {
   // The merge's way in (shard-merge.ts): the parts of an RRset read from a
   // shard's bytes, interned without making strings, then the RRset itself.
 
-  /** The owner id of a name given as bytes with its labels reversed (a shard's owners column). */
-  internOwnerReversed(bytes: Uint8Array, from: number, to: number): number {
+  /**
+   * The owner id of a name given as bytes with its labels reversed (a
+   * shard's owners column), from a caller that gives each owner once, in
+   * ascending order (a merge): the name is added without looking for it,
+   * and the table takes no owner by name (add()) from then on.
+   */
+  appendOwnerReversed(bytes: Uint8Array, from: number, to: number): number {
     if (this.reversed.length < to - from + 2) this.reversed = new Uint8Array((to - from + 2) * 2);
     const n = reverseNameBytes(bytes, from, to, this.reversed, 0);
-    return this.names.internBytes(this.reversed, 0, n, 0);
+    return this.names.appendBytes(this.reversed, 0, n, 0);
   }
 
   /** The bailiwick id of a name given as bytes. */

@@ -31,6 +31,17 @@ describe('InternedBlob', () => {
     }
   });
 
+  it('appends records it is told are new, as one blob, and refuses lookups after', () => {
+    const blob = new InternedBlob();
+    const names = Array.from({ length: 3_000 }, (_, i) => `n${String(i).padStart(5, '0')}.example.`);
+    names.forEach((n, i) => expect(blob.appendBytes(Buffer.from(`<${n}>`, 'latin1'), 1, n.length + 1, i % 2)).toBe(i));
+    expect(blob.length).toBe(names.length);
+    expect(Buffer.from(blob.view().bytes).toString('latin1')).toBe(names.map((n) => `${n}\n`).join(''));
+    expect(blob.tag(1)).toBe(1);
+    expect(() => blob.intern(names[0]!, 0)).toThrow('append-only');
+    expect(() => blob.appendBytes(Buffer.from('a\tb.', 'latin1'), 0, 4, 0)).toThrow('record not printable ASCII');
+  });
+
   it('refuses a record that is not printable ASCII', () => {
     const blob = new InternedBlob();
     expect(() => blob.intern('a\nb.', 0)).toThrow('record not printable ASCII');
