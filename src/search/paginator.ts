@@ -100,7 +100,6 @@ export function linesTo(sink: ResultSink): Output<string> {
 
 const GONE = 'client went away';
 
-
 /**
  * S is a SortedSource (merged by key) or a BulkSource (one, written a run at
  * a time); the entry points above keep the two apart.
