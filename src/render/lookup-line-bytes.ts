@@ -40,6 +40,12 @@ const ONE_END = latin1('"}}\n');
 const RECORDS_END = latin1(']}}\n');
 /** Bytes a member's constant parts and a number may take beyond its text. */
 const SLACK = 64;
+/**
+ * A buffer grown past this (RRsets of large records, a long run) is let go
+ * at the next take(): a writer lives as long as its thread, and one answer
+ * must not leave it holding megabytes.
+ */
+const KEPT_BYTES_MAX = 1 << 20;
 
 /** `","rrtype":"TYPE"` per rrtype, made once (the quote closes the rrname). */
 const rrtypeParts = new Map<number, Uint8Array>();
@@ -64,7 +70,7 @@ export class LookupLineBytes {
   private humantime = false;
 
   /** `firstBytes`: the buffer's size until a line needs more (it doubles). */
-  constructor(firstBytes = 1 << 16) {
+  constructor(private readonly firstBytes = 1 << 16) {
     this.buf = Buffer.allocUnsafe(firstBytes);
   }
 
@@ -81,6 +87,7 @@ export class LookupLineBytes {
   take(): Uint8Array {
     const lines = this.buf.subarray(0, this.used);
     this.used = 0;
+    if (this.buf.length > KEPT_BYTES_MAX) this.buf = Buffer.allocUnsafe(this.firstBytes);
     return lines;
   }
 

@@ -15,10 +15,10 @@
 // and sums their sightings into one object; `max_count` ends it early as
 // complete (`succeeded`), `limit` as `limited`.
 
+import { LIMITS } from '../config/limits.js';
 import { inFence, type TimeFence } from '../model/filters.js';
 import { addSighting, firstSeen, lastSeen, noSighting, type Sighting } from '../model/sighting.js';
 import type { LookupQuery } from '../query/lookup-query.js';
-import { LIMITS } from '../config/limits.js';
 import { LookupLineBytes } from '../render/lookup-line-bytes.js';
 import { summaryLine } from '../render/result-lines.js';
 import type { Effective } from '../query/params.js';

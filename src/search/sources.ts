@@ -96,7 +96,8 @@ export interface LookupSource extends SortedSource {
    * Optional, for a search that has this source alone: from the call on,
    * state() has only items the answer's fence keeps, and bulk() renders
    * their lines as the search's output would (FlexSource.bulk): a string,
-   * or bytes valid until its next call.
+   * or bytes valid until the next bulk() call of any source (sources may
+   * share one writer; the sink writes or copies them before it returns).
    */
   alone?(): void;
   bulk?(max: number): string | Uint8Array;

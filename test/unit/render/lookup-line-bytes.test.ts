@@ -92,5 +92,17 @@ describe('LookupLineBytes', () => {
     const got = Buffer.from(w.take()).toString('latin1');
     // Compared as a whole, not printed: a failure would print 270 KB.
     expect(got === `${lookupLine(big, false)}\n`.repeat(3)).toBe(true);
+    // Past 1 MiB the grown buffer is let go at take(); what was taken stays intact.
+    for (let i = 0; i < 12; i++) {
+      w.begin(big.sighting, false);
+      w.owner(...inBlob(reverseName(big.rrname)));
+      w.rrtype(big.rrtype);
+      for (const t of big.rdata) w.record(...inBlob(t));
+      w.endRecords();
+    }
+    const taken = w.take();
+    w.line('{"x":1}');
+    expect(Buffer.from(taken).toString('latin1') === `${lookupLine(big, false)}\n`.repeat(12)).toBe(true);
+    expect(Buffer.from(w.take()).toString('latin1')).toBe('{"x":1}\n');
   });
 });
