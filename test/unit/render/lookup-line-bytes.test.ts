@@ -78,6 +78,18 @@ describe('LookupLineBytes', () => {
     }), { numRuns: RUNS });
   });
 
+  it('cuts a record whose offsets run past its bytes (a damaged shard) to those bytes', () => {
+    const w = new LookupLineBytes();
+    const src = Buffer.from('com.example.', 'latin1');
+    w.begin({ count: 1, timeFirst: 0, timeLast: 0, zoneTimeFirst: 0, zoneTimeLast: 0 }, false);
+    w.owner(src, 4, 4_000_000_000);
+    w.rrtype(1);
+    w.record(src, 9, 3_000_000_000);
+    w.record(src, 2_000_000_000, 2_000_000_001);
+    w.endRecords();
+    expect(Buffer.from(w.take()).toString('latin1')).toBe('{"obj":{"count":1,"rrname":"example.","rrtype":"A","rdata":["le.",""]}}\n');
+  });
+
   it('grows past its first buffer without losing what it holds', () => {
     const long = 'x'.repeat(30_000);
     const big: LookupResult = { ...rrset, bailiwick: '', rdata: [long, `"${long}"`, long] };
