@@ -8,12 +8,13 @@
 // meet their tiebreak) and 16-byte fixed keys (the IPv6 index's); every
 // record carries the blob's newline except the wire bytes and fixed keys, as
 // the writer's do. Each set is sorted by this build's addon and by
-// --baseline's (by default /work/prev, a build of the commit before the
-// change), alternating, --rounds times; prints the best ms of each, their
+// --baseline's (required: a built checkout of the commit to compare with,
+// e.g. `git worktree add ../prev HEAD~1`, then `npm ci && npm run build`
+// there), alternating, --rounds times; prints the best ms of each, their
 // ratio, and whether the two orders are identical (they must be: the order is
 // the shard format's).
 //
-//   npm run build && node dist/bench/micro/record-sort.js [--names 2000000] [--rounds 5] [--baseline /work/prev]
+//   npm run build && node dist/bench/micro/record-sort.js --baseline DIR [--names 2000000] [--rounds 5]
 //     [--only names-rev,names-fwd,ns-text,ipv4-wire,fixed16]
 
 import { existsSync } from 'node:fs';
@@ -31,7 +32,12 @@ interface RecordSet { name: string; bytes: Uint8Array; offsets: Uint32Array; tie
 
 const count = Number(arg('names', '2000000'));
 const rounds = Number(arg('rounds', '5'));
-const baselineDir = path.resolve(arg('baseline', '/work/prev'));
+const baselineArg = arg('baseline', '');
+if (baselineArg === '') {
+  console.error('record-sort: --baseline DIR is required (a built checkout whose addon to compare against)');
+  process.exit(2);
+}
+const baselineDir = path.resolve(baselineArg);
 const only = arg('only', '').split(',').filter((s) => s !== '');
 
 /** `count` records of `size` bytes each, back to back, with the offsets of them. */
