@@ -36,6 +36,8 @@ const RRNAME = latin1(',"rrname":"');
 const BAILIWICK = latin1(',"bailiwick":"');
 const RDATA_ONE = latin1(',"rdata":"');
 const RDATA_OPEN = latin1(',"rdata":[');
+const RECORD_FIRST = latin1(',"rdata":["');
+const RECORD_NEXT = latin1(',"');
 const ONE_END = latin1('"}}\n');
 const RECORDS_END = latin1(']}}\n');
 /** Bytes a member's constant parts and a number may take beyond its text. */
@@ -168,14 +170,8 @@ export class LookupLineBytes {
 
   /** The RRset's next record, src[start, end). */
   record(src: Uint8Array, start: number, end: number): void {
-    const to = endIn(src, end), from = Math.min(start, to);
-    this.reserve(SLACK + 2 * (to - from));
-    const buf = this.buf;
-    if (this.records++ === 0) this.put(RDATA_OPEN);
-    else buf[this.used++] = 0x2c;
-    buf[this.used++] = 0x22;
-    this.used = writeJsonStringBody(src, from, to, buf, this.used);
-    buf[this.used++] = 0x22;
+    this.text(this.records++ === 0 ? RECORD_FIRST : RECORD_NEXT, src, start, end);
+    this.buf[this.used++] = 0x22;
   }
 
   /** Closes the RRset's records and the line. */

@@ -180,13 +180,7 @@ export class InternedBlob {
     }
     if (bad < 0) notPrintable(Buffer.from(src.subarray(from, to)).toString('latin1'));
     bytes[at + n] = 0x0a;
-    const id = this.count;
-    if (id + 2 > this.starts.length) this.growColumns();
-    this.byteLength = at + n + 1;
-    this.tags[id] = tag;
-    this.starts[id + 1] = this.byteLength;
-    this.count = id + 1;
-    return id;
+    return this.keep(at, n + 1, tag);
   }
 
   /**
@@ -210,15 +204,21 @@ export class InternedBlob {
       }
       s = (s + 1) & this.mask;
     }
+    const id = this.keep(at, len, tag);
+    slots[2 * s] = id;
+    slots[2 * s + 1] = h32;
+    if (this.count * 2 > this.mask + 1) this.rehash();
+    return id;
+  }
+
+  /** Keeps the record just written at bytes[at, at + len) as the next id. */
+  private keep(at: number, len: number, tag: number): number {
     const id = this.count;
-    if (id + 2 > starts.length) this.growColumns();
+    if (id + 2 > this.starts.length) this.growColumns();
     this.byteLength = at + len;
     this.tags[id] = tag;
     this.starts[id + 1] = this.byteLength;
     this.count = id + 1;
-    slots[2 * s] = id;
-    slots[2 * s + 1] = h32;
-    if (this.count * 2 > this.mask + 1) this.rehash();
     return id;
   }
 

@@ -32,7 +32,8 @@ function inBlob(s: string): [Uint8Array, number, number] {
   return [Buffer.from(`\n~${s}\n~`, 'latin1'), 2, 2 + s.length];
 }
 
-function viaBytes(r: LookupResult, humantime: boolean, w = new LookupLineBytes()): string {
+/** Writes r's line into w, as a lookup source does. */
+function writeLine(w: LookupLineBytes, r: LookupResult, humantime: boolean): void {
   w.begin(r.sighting, humantime);
   w.owner(...inBlob(reverseName(r.rrname)));
   w.rrtype(r.rrtype);
@@ -43,6 +44,10 @@ function viaBytes(r: LookupResult, humantime: boolean, w = new LookupLineBytes()
     for (const t of r.rdata) w.record(...inBlob(t));
     w.endRecords();
   }
+}
+
+function viaBytes(r: LookupResult, humantime: boolean, w = new LookupLineBytes()): string {
+  writeLine(w, r, humantime);
   return Buffer.from(w.take()).toString('latin1');
 }
 
@@ -94,24 +99,12 @@ describe('LookupLineBytes', () => {
     const long = 'x'.repeat(30_000);
     const big: LookupResult = { ...rrset, bailiwick: '', rdata: [long, `"${long}"`, long] };
     const w = new LookupLineBytes();
-    for (let i = 0; i < 3; i++) {
-      w.begin(big.sighting, false);
-      w.owner(...inBlob(reverseName(big.rrname)));
-      w.rrtype(big.rrtype);
-      for (const t of big.rdata) w.record(...inBlob(t));
-      w.endRecords();
-    }
+    for (let i = 0; i < 3; i++) writeLine(w, big, false);
     const got = Buffer.from(w.take()).toString('latin1');
     // Compared as a whole, not printed: a failure would print 270 KB.
     expect(got === `${lookupLine(big, false)}\n`.repeat(3)).toBe(true);
     // Past 1 MiB the grown buffer is let go at take(); what was taken stays intact.
-    for (let i = 0; i < 12; i++) {
-      w.begin(big.sighting, false);
-      w.owner(...inBlob(reverseName(big.rrname)));
-      w.rrtype(big.rrtype);
-      for (const t of big.rdata) w.record(...inBlob(t));
-      w.endRecords();
-    }
+    for (let i = 0; i < 12; i++) writeLine(w, big, false);
     const taken = w.take();
     w.line('{"x":1}');
     expect(Buffer.from(taken).toString('latin1') === `${lookupLine(big, false)}\n`.repeat(12)).toBe(true);
