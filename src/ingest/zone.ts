@@ -15,8 +15,9 @@
 // Records are grouped into RRsets by (owner, type) with identical rdata
 // counted once: the SOA that AXFR output repeats at its end, or a record
 // listed twice, adds nothing. A file is grouped in memory (bounded by
-// LIMITS.zoneRrsetsPerFileMax) because master files need not keep an
-// RRset's records together; the file itself is streamed in chunks.
+// LIMITS.zoneRrsetsPerFileMax, in columns: zone-rrsets.ts) because master
+// files need not keep an RRset's records together; the file itself is
+// streamed in chunks.
 //
 // Each RRset becomes { count 1, bailiwick = the zone origin, zone times =
 // observedAt, sensor times 0 }. The zone origin is --origin, else the first
@@ -43,10 +44,11 @@ import path from 'node:path';
 import { LIMITS } from '../config/limits.js';
 import { hasCode, IngestError } from '../errors/catalogue.js';
 import { normalizeName } from '../dns/name.js';
-import { rdataFromTokens, rdataToText, parseTtl, tokenize, Tokens, type TokenizerState } from '../dns/rdata/index.js';
+import { rdataFromTokensView, parseTtl, tokenize, Tokens, type TokenizerState } from '../dns/rdata/index.js';
 import { isMetaType, RR, rrtypeFromText, rrtypeToText } from '../dns/rrtype.js';
-import type { Observation, Rdata } from '../model/observation.js';
+import type { Observation } from '../model/observation.js';
 import { LineReader } from '../lib/line-reader.js';
+import { ZoneRrsets } from './zone-rrsets.js';
 import type { IngestContext } from './context.js';
 
 export interface ZoneOptions {
@@ -63,17 +65,6 @@ interface IncludeRoots {
   readonly given: readonly string[];
   readonly real: readonly string[];
 }
-
-interface RrsetGroup {
-  rrname: string;
-  rrtype: number;
-  rdata: Rdata[];
-  /** Wire keys, built only once an RRset is large enough for linear comparison to hurt. */
-  seen: Set<string> | undefined;
-}
-
-/** RRsets up to this many records are deduplicated by comparing bytes; larger ones keep a Set. */
-const LINEAR_DEDUPE_MAX = 16;
 
 /** A record error: becomes an IngestError with the file and line. */
 class RecordError extends Error {}
@@ -119,16 +110,6 @@ function isAsciiDigit(c: number): boolean {
   return c >= 0x30 && c <= 0x39;
 }
 
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
-
-function wireKey(w: Uint8Array): string {
-  return Buffer.from(w.buffer, w.byteOffset, w.length).toString('latin1');
-}
-
 /** Whether `p` is `dir` or below it; both absolute and normalised. */
 function isUnder(p: string, dir: string): boolean {
   const rel = path.relative(dir, p);
@@ -171,9 +152,7 @@ export function serialDate(serial: number): number | undefined {
 }
 
 class ZoneParser {
-  /** RRsets by owner: one group, or several when the owner has several types. */
-  readonly groups = new Map<string, RrsetGroup | RrsetGroup[]>();
-  rrsets = 0;
+  readonly rrsets = new ZoneRrsets();
   firstDollarOrigin: string | undefined;
   firstSoaOwner: string | undefined;
   firstSoaSerial: number | undefined;
@@ -181,6 +160,13 @@ class ZoneParser {
   private includes = 0;
 
   constructor(private readonly ctx: IngestContext, private readonly roots: IncludeRoots) {}
+
+  /** Refuses an RRset past LIMITS.zoneRrsetsPerFileMax (called before each new one is made). */
+  private readonly admit = (): void => {
+    if (this.rrsets.size >= LIMITS.zoneRrsetsPerFileMax) {
+      throw new IngestError(this.ctx.file, 'whole file', `more than ${LIMITS.zoneRrsetsPerFileMax} RRsets in one zone file; split it`);
+    }
+  };
 
   private reject(fs: FileState, line: number, reason: string): void {
     this.ctx.reject(new IngestError(fs.file, `line ${line}`, reason));
@@ -387,8 +373,8 @@ class ZoneParser {
     if (rrtype === undefined) throw new RecordError(`unknown type "${typeText.slice(0, 40)}"`);
     if (rrclass !== 'IN' && rrclass !== 'CLASS1') throw new RecordError(`class ${rrclass} is not supported (only IN is kept)`);
     if (isMetaType(rrtype)) throw new RecordError(`type ${rrtypeToText(rrtype)} cannot appear in a zone file`);
-    const wire = rdataFromTokens(rrtype, toks, i + 1, fs.origin);
-    this.add(owner, rrtype, wire);
+    const wire = rdataFromTokensView(rrtype, toks, i + 1, fs.origin);
+    this.rrsets.add(owner, rrtype, wire, this.admit);
     if (rrtype === RR.SOA && this.firstSoaOwner === undefined) {
       this.firstSoaOwner = owner;
       // `SOA \# 0` is accepted as a record but has no serial.
@@ -396,44 +382,6 @@ class ZoneParser {
       if (p + 4 <= wire.length) this.firstSoaSerial = ((wire[p]! << 24) | (wire[p + 1]! << 16) | (wire[p + 2]! << 8) | wire[p + 3]!) >>> 0;
     }
     return undefined;
-  }
-
-  private add(owner: string, rrtype: number, wire: Uint8Array): void {
-    // Keyed by owner first: consecutive records share the owner string, whose
-    // hash V8 caches, so no key string is built per record.
-    let slot = this.groups.get(owner);
-    let g: RrsetGroup | undefined;
-    if (slot === undefined) {
-      g = this.newGroup(owner, rrtype);
-      this.groups.set(owner, g);
-    } else if (Array.isArray(slot)) {
-      for (let j = 0; j < slot.length; j++) if (slot[j]!.rrtype === rrtype) g = slot[j];
-      if (g === undefined) slot.push((g = this.newGroup(owner, rrtype)));
-    } else if (slot.rrtype === rrtype) {
-      g = slot;
-    } else {
-      g = this.newGroup(owner, rrtype);
-      slot = [slot, g];
-      this.groups.set(owner, slot);
-    }
-    if (g.seen !== undefined) {
-      const k = wireKey(wire);
-      if (g.seen.has(k)) return;
-      g.seen.add(k);
-    } else {
-      for (let j = 0; j < g.rdata.length; j++) if (sameBytes(g.rdata[j]!.wire, wire)) return;
-    }
-    // The canonical text is made here, once per distinct record, so a record
-    // we cannot present is rejected with its line.
-    g.rdata.push({ text: rdataToText(rrtype, wire), wire });
-    if (g.seen === undefined && g.rdata.length > LINEAR_DEDUPE_MAX) g.seen = new Set(g.rdata.map((r) => wireKey(r.wire)));
-  }
-
-  private newGroup(owner: string, rrtype: number): RrsetGroup {
-    if (++this.rrsets > LIMITS.zoneRrsetsPerFileMax) {
-      throw new IngestError(this.ctx.file, 'whole file', `more than ${LIMITS.zoneRrsetsPerFileMax} RRsets in one zone file; split it`);
-    }
-    return { rrname: owner, rrtype, rdata: [], seen: undefined };
   }
 
   private directive(fs: FileState): IncludeRequest | undefined {
@@ -502,19 +450,17 @@ export async function* zoneObservations(file: string, ctx: IngestContext, opts: 
   const bailiwick = origin ?? parser.firstDollarOrigin ?? parser.firstSoaOwner ?? '.';
   const serialTime = parser.firstSoaSerial === undefined ? undefined : serialDate(parser.firstSoaSerial);
   const observedAt = opts.observedAt ?? serialTime ?? Math.floor(Date.now() / 1000);
-  for (const slot of parser.groups.values()) {
-    for (const g of Array.isArray(slot) ? slot : [slot]) {
-      yield {
-        rrname: g.rrname,
-        rrtype: g.rrtype,
-        bailiwick,
-        rdata: g.rdata,
-        count: 1,
-        timeFirst: 0,
-        timeLast: 0,
-        zoneTimeFirst: observedAt,
-        zoneTimeLast: observedAt,
-      };
-    }
+  for (const g of parser.rrsets.rrsets()) {
+    yield {
+      rrname: g.rrname,
+      rrtype: g.rrtype,
+      bailiwick,
+      rdata: g.rdata,
+      count: 1,
+      timeFirst: 0,
+      timeLast: 0,
+      zoneTimeFirst: observedAt,
+      zoneTimeLast: observedAt,
+    };
   }
 }

@@ -25,7 +25,7 @@ import { putSvcParams } from './svcb.js';
 import { rdataToTextStrict } from './to-text.js';
 import { joinedRest, Tokens, tokenize, unexpectedQuoted, type TokenizerState } from './tokens.js';
 import { NOT_CANONICAL, RDATA_OCTETS_MAX } from './wire.js';
-import { begin, put16, put32, put8, putName, written } from './writer.js';
+import { begin, isScratch, put16, put32, put8, putName, writtenView } from './writer.js';
 
 function putType(tok: string): void {
   const t = rrtypeFromText(tok);
@@ -128,6 +128,16 @@ function canonicalGeneric(rrtype: number, wire: Uint8Array): Uint8Array {
  * this.
  */
 export function rdataFromTokens(rrtype: number, toks: Tokens, start: number, origin?: string): Uint8Array {
+  const wire = rdataFromTokensView(rrtype, toks, start, origin);
+  return isScratch(wire) ? wire.slice() : wire;
+}
+
+/**
+ * As rdataFromTokens, but the bytes may be a view of the parsers' scratch
+ * buffer, valid only until the next parse: for a caller that copies them at
+ * once (the zone parser's RRsets), spared an ArrayBuffer a record.
+ */
+export function rdataFromTokensView(rrtype: number, toks: Tokens, start: number, origin?: string): Uint8Array {
   const fields = SCHEMA.get(rrtype);
   const special = fields === undefined ? SPECIAL.get(rrtype) : undefined;
   if (isGeneric(toks, start)) {
@@ -144,7 +154,7 @@ export function rdataFromTokens(rrtype: number, toks: Tokens, start: number, ori
   } else {
     throw new DnsFormatError(`type ${rrtypeToText(rrtype)} needs the \\# generic form`);
   }
-  return written();
+  return writtenView();
 }
 
 const textTokens = new Tokens();

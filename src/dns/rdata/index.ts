@@ -36,5 +36,5 @@ export { RDATA_OCTETS_MAX } from './wire.js';
 export { rdataToText } from './to-text.js';
 export { Tokens, tokenize, type TokenizerState } from './tokens.js';
 export { parseTtl } from './numbers.js';
-export { rdataFromTokens, rdataFromText } from './from-text.js';
+export { rdataFromTokens, rdataFromTokensView, rdataFromText } from './from-text.js';
 export { rdataFromMessage } from './from-message.js';

@@ -27,6 +27,16 @@ export function written(): Uint8Array {
   return buf.slice(0, out.pos);
 }
 
+/** What was written since begin(), as a view of the scratch buffer: valid until the next parse. */
+export function writtenView(): Uint8Array {
+  return buf.subarray(0, out.pos);
+}
+
+/** Whether `w` is a view of the scratch buffer (writtenView's), not a copy. */
+export function isScratch(w: Uint8Array): boolean {
+  return w.buffer === buf.buffer;
+}
+
 /** A copy of what was written since `start`, which is then forgotten: for values built before their length is known. */
 export function takeSince(start: number): Uint8Array {
   const v = buf.slice(start, out.pos);

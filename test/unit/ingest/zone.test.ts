@@ -141,6 +141,31 @@ describe('master-file syntax', () => {
     expect(counts(obs)).toEqual({ rrs: 22, owners: 2, rrsets: 3, types: { SOA: 1, NS: 1, A: 20 } });
   });
 
+  it('groups records an RRset scatters over the file, in the order first seen (owners, their types, records)', async () => {
+    const f = zoneFile([
+      '$ORIGIN example.',
+      'a A 192.0.2.1',
+      'b A 192.0.2.2',
+      'a TXT "x"',
+      ' A 192.0.2.3',
+      'b A 192.0.2.2',
+      'c NS ns.example.',
+      'a A 192.0.2.1',
+      'b AAAA 2001:db8::1',
+      'a TXT "y"',
+      'c NS ns2.example.',
+    ].join('\n'));
+    const { obs } = await ingest(f);
+    expect(obs.map((o) => `${o.rrname} ${rrtypeToText(o.rrtype)} ${o.rdata.map((r) => r.text).join(' | ')}`)).toEqual([
+      'a.example. A 192.0.2.1 | 192.0.2.3',
+      'a.example. TXT "x" | "y"',
+      'b.example. A 192.0.2.2',
+      'b.example. AAAA 2001:db8::1',
+      'c.example. NS ns.example. | ns2.example.',
+    ]);
+    expect(obs[0]!.rdata.map((r) => Buffer.from(r.wire).toString('hex'))).toEqual(['c0000201', 'c0000203']);
+  });
+
   it('names the file and line of every bad record and carries on', async () => {
     const f = zoneFile([
       '$ORIGIN example.',
