@@ -66,6 +66,11 @@ export function registerCompactCommand(program: Command): void {
         process.exitCode = 1;
         return;
       }
+      if (s.alreadyCompact) {
+        console.log(`compact: ${s.inputShards} shards, ${s.rrsetsIn} RRsets, already compact (no RRset in two shards, ` +
+          'and a merge would write as many shards); left as they are');
+        return;
+      }
       console.log(`compact: ${s.inputShards} shard(s), ${s.rrsetsIn} RRsets in -> ${s.outputShards} shard(s), ` +
         `${s.rrsetsOut} RRsets, ${s.seconds.toFixed(2)} s`);
     });

@@ -112,10 +112,13 @@ const scratch = noSighting();
 
 /** Sign of the current RRsets of two inputs in the shard order (rrset-order.ts). */
 function compareInputs(a: MergeInput, b: MergeInput): number {
-  const x = a.s, y = b.s;
-  const d = compareRecords(x.owners, a.owner, y.owners, b.owner);
+  return compareShardRrsets(a.s, a.owner, a.row, b.s, b.owner, b.row);
+}
+
+/** Sign of RRset row i (of owner row xo) of shard x and row j (of owner row yo) of shard y, in the shard order (rrset-order.ts). */
+export function compareShardRrsets(x: ShardReader, xo: number, i: number, y: ShardReader, yo: number, j: number): number {
+  const d = compareRecords(x.owners, xo, y.owners, yo);
   if (d !== 0) return d;
-  const i = a.row, j = b.row;
   const t = x.rrsets.rrtype[i]! - y.rrsets.rrtype[j]!;
   if (t !== 0) return t;
   const w = compareRecords(x.bailiwicks, x.rrsets.bailiwick[i]!, y.bailiwicks, y.rrsets.bailiwick[j]!);
