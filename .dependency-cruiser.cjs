@@ -195,6 +195,13 @@ module.exports = {
       to: { path: LAYERED_BUT_SERVER, pathNot: inSrc(['ingest', ...L2, ...L1, ...L0]) },
     },
     {
+      name: 'worker-demo-uses-demo-and-L2-and-below',
+      severity: 'error',
+      comment: 'The demo worker generates one part of the demo data set into shards: demo, and L2 and below.',
+      from: { path: '^workers/demo\\.ts$' },
+      to: { path: LAYERED_BUT_SERVER, pathNot: inSrc(['demo', ...L2, ...L1, ...L0]) },
+    },
+    {
       name: 'worker-compact-uses-shard-and-below',
       severity: 'error',
       comment: 'The compaction worker merges shards: shard, and L1 (model, dns) and L0 only.',
@@ -216,7 +223,7 @@ module.exports = {
       name: 'other-workers-stay-below-auth-and-cli',
       severity: 'error',
       comment: 'Any other worker thread runs below the request path: never cli or auth (nor server: see only-cli-imports-server).',
-      from: { path: '^workers/', pathNot: '^workers/(scan|ingest|compact)\\.ts$' },
+      from: { path: '^workers/', pathNot: '^workers/(scan|ingest|compact|demo)\\.ts$' },
       to: { path: inSrc(['cli', 'auth']) },
     },
 

@@ -29,10 +29,10 @@
 // thread saw during the row, every 5 ms: the heap and the typed arrays, not
 // the mapped shard pages (RssFile) a verifying load touches. "anon B/RRset"
 // divides its growth over the row's start by the RRsets held at once: the
-// demo row and the one-thread merge hold all of theirs in one table (the
-// merge writes one shard), the ingest rows --memory-rrsets at most (the
-// threaded rows' figure is per RRset of the whole run, each thread holding
-// its share).
+// demo row and the one-thread merge hold all of theirs (the demo's threads
+// each their part; the merge writes one shard), the ingest rows
+// --memory-rrsets at most (the threaded rows' figure is per RRset of the
+// whole run, each thread holding its share).
 //
 // The CPU columns say where a row's time goes beyond its wall clock: user
 // and system seconds over all its threads, and minor page faults. On this
@@ -165,8 +165,12 @@ async function measure(row: Row): Promise<Measured> {
       held = Math.min(rrsets, memoryRrsets);
       bytes = row.files.reduce((a, f) => a + statSync(f).size, 0);
     } else if (row.kind === 'demo') {
+      // What `rrscan demo` runs in that build: on one thread per core where the build can (src/demo/parallel.ts).
+      const parallel = path.join(src, 'demo', 'parallel.js');
       const { demoObservations } = await import(path.join(src, 'demo', 'generate.js')) as typeof import('../src/demo/generate.js');
-      const s = await run.ingestObservations(demoObservations({ records: row.rrsets! }), dataDir, `demo ${row.rrsets}`);
+      const s = existsSync(parallel)
+        ? await (await import(parallel) as typeof import('../src/demo/parallel.js')).ingestDemo(dataDir, row.rrsets!, `demo ${row.rrsets}`)
+        : await run.ingestObservations(demoObservations({ records: row.rrsets! }), dataDir, `demo ${row.rrsets}`);
       ({ records, rrsets, seconds } = s);
       records = rrsets;
       held = rrsets;
@@ -277,7 +281,7 @@ async function main(): Promise<void> {
   } else {
     console.log(`(zone and pcap rows skipped: ${REAL} not found)`);
   }
-  if (only.has('demo')) demo = rowPair({ ...base, kind: 'demo', label: `demo --records ${demoRrsets}`, rrsets: demoRrsets });
+  if (only.has('demo')) demo = rowPair({ ...base, kind: 'demo', label: `demo --rrsets ${demoRrsets}`, rrsets: demoRrsets });
   if (only.has('merge')) {
     const from = await mergeInputs();
     merge = rowPair({ ...base, kind: 'merge', label: `merge ${mergeShards} x ${mergeShardRrsets} 1 thread`, mergeFrom: from });

@@ -4,8 +4,7 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { LIMITS } from '../config/limits.js';
-import { demoObservations } from '../demo/generate.js';
-import { ingestObservations } from '../ingest/run.js';
+import { ingestDemo } from '../demo/parallel.js';
 import { dataOption, integer } from './flags.js';
 import { progressBar } from './progress.js';
 
@@ -13,7 +12,7 @@ export const DEMO_RECORDS_DEFAULT = 1_000_000;
 
 export async function runDemo(dataDir: string, records: number): Promise<void> {
   const bar = progressBar('demo data', records, 'RRsets');
-  const summary = await ingestObservations(demoObservations({ records }), dataDir, `demo ${records}`, (n) => bar.update(n));
+  const summary = await ingestDemo(dataDir, records, `demo ${records}`, (n) => bar.update(n));
   bar.update(records);
   bar.stop();
   console.log(`demo: ${summary.rrsets} RRsets (${summary.records} records) in ${summary.shards.length} shard(s), ` +

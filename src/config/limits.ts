@@ -637,6 +637,17 @@ export const LIMITS = Object.freeze({
   ndjsonEpochSecMax: 4_102_444_800,
   /** RRsets `rrscan demo --records` may ask for: 100 M is about 40 GB of shards, far beyond a demo. */
   demoRecordsMax: 100_000_000,
+  /**
+   * Demo data sets from this many RRsets up are made on one thread per core
+   * (demo/demo-part.ts); below, starting the threads costs more than they save.
+   */
+  demoParallelRrsetsMin: 200_000,
+  /**
+   * Threads a demo run takes at most. Each runs the whole generator (about
+   * 1.2 s and 57 MiB of its own state at 1 M RRsets) and aggregates its part,
+   * so past eight the generator is most of every thread's work.
+   */
+  demoThreadsMax: 8,
 
   // --- Operator knobs of `rrscan serve` (src/cli/main.ts) ---
   /** `--workers`: scan threads; each costs a V8 isolate (~10 MB) and a core is the useful ceiling, so more than this is a typo. */

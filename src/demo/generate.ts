@@ -45,6 +45,24 @@ export interface DemoOptions {
   now?: number;
 }
 
+/**
+ * A record made from its text, whose wire form is parsed when first asked
+ * for: the RRset table asks only for rdata it has not interned yet (most
+ * demo records repeat one it has: shared hosts, name servers, SPF), and a
+ * thread making one part of the data set (demo-part.ts) never asks for the
+ * records of the other parts. The text is the generator's own and always
+ * parses; a failure would be this file's bug.
+ */
+class TextRdata implements Rdata {
+  private parsed: Uint8Array | undefined = undefined;
+
+  constructor(private readonly rrtype: number, readonly text: string) {}
+
+  get wire(): Uint8Array {
+    return (this.parsed ??= rdataFromText(this.rrtype, this.text));
+  }
+}
+
 /** 2010-01-01T00:00:00Z: the earliest time_first the demo uses. */
 export const DEMO_EPOCH_START = 1_262_304_000;
 /** 2026-11-01T00:00:00Z: the default `now`. */
@@ -260,13 +278,13 @@ class DemoWorld {
 
   /** Rdata of any other type from canonical text; `shared` values are cached and reused. */
   private rd(rrtype: number, text: string, shared = false): Rdata {
-    if (!shared) return { text, wire: rdataFromText(rrtype, text) };
+    if (!shared) return new TextRdata(rrtype, text);
     let cache = this.rdataCache.get(rrtype);
     if (cache === undefined) this.rdataCache.set(rrtype, cache = new Map());
     let r = cache.get(text);
     if (r === undefined) {
       if (cache.size >= RDATA_CACHE_MAX) cache.clear();
-      r = { text, wire: rdataFromText(rrtype, text) };
+      r = new TextRdata(rrtype, text);
       cache.set(text, r);
     }
     return r;

@@ -12,7 +12,7 @@ import { open, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { LIMITS } from '../config/limits.js';
 import { WriterLock } from '../shard/file-lock.js';
-import { ShardSpiller } from '../shard/shard-spiller.js';
+import { ShardSpiller, type WrittenShard } from '../shard/shard-spiller.js';
 import { readManifest, removeLeftovers, type InputRecord } from '../shard/manifest.js';
 import { ledgerOf, type Recorded } from '../shard/ledger.js';
 import { digestFile, type FileDigest } from '../lib/file-digest.js';
@@ -286,13 +286,55 @@ export async function ingestFiles(files: readonly string[], opts: IngestOptions)
 export async function ingestObservations(source: Iterable<Observation>, dataDir: string, label: string,
   onProgress?: (observations: number) => void, now = Math.floor(Date.now() / 1000)): Promise<IngestSummary> {
   const started = performance.now();
-  const { spiller, shards } = await publishRun(dataDir, label, now, LIMITS.ingestRrsetsInMemoryMax, async (spiller) => {
+  const run = await publishRun(dataDir, label, now, LIMITS.ingestRrsetsInMemoryMax, async (spiller) => {
     let n = 0;
     for (const o of source) {
       await spiller.add(o);
       if ((++n & 0xffff) === 0) onProgress?.(n);
     }
   });
+  return generatedSummary(run, started);
+}
+
+/**
+ * What a run whose shards other threads write gives them: its time, the
+ * memory they share, its writer id, and a way to delete what they wrote.
+ */
+export interface ThreadsRun {
+  now: number;
+  /** The run's in-memory RRsets: the threads share them. */
+  memoryRrsets: number;
+  /** The run's WriterLock id (file-lock.ts), which this thread holds. */
+  writer: string;
+  /** Deletes shards the threads wrote, when the run fails. */
+  discard(shards: readonly WrittenShard[]): Promise<void>;
+}
+
+/** What the threads of such a run wrote and read. */
+export interface ThreadsWritten {
+  written: WrittenShard[];
+  records: number;
+  observations: number;
+}
+
+/**
+ * A run of observations generated on other threads (the demo on one thread
+ * per core: demo/parallel.ts): `write` starts them, each writing its own
+ * shards, and returns what they wrote, which is published in one manifest
+ * swap; when it throws, it has deleted what they wrote (run.discard) and
+ * nothing is published.
+ */
+export async function ingestOnThreads(dataDir: string, label: string, write: (run: ThreadsRun) => Promise<ThreadsWritten>,
+  now = Math.floor(Date.now() / 1000)): Promise<IngestSummary> {
+  const started = performance.now();
+  const run = await publishRun(dataDir, label, now, LIMITS.ingestRrsetsInMemoryMax, async (spiller) => {
+    const w = await write({ now, memoryRrsets: spiller.memoryRrsets, writer: spiller.writer, discard: (s) => spiller.discard(s) });
+    spiller.adopt(w.written, w.records, w.observations);
+  });
+  return generatedSummary(run, started);
+}
+
+function generatedSummary({ spiller, shards }: { spiller: ShardSpiller; shards: string[] }, started: number): IngestSummary {
   return { files: 0, records: spiller.records, observations: spiller.observations, rrsets: spiller.rrsets, rejected: 0,
     skipped: 0, refused: [], forgotten: spiller.ledgerForgotten, shards, seconds: (performance.now() - started) / 1000 };
 }

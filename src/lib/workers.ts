@@ -12,6 +12,7 @@
 //   live-flush  workers/live-flush.ts  LiveFlushTask (ingest/live/live-flush.ts)  LiveFlushResult
 //   scrub       workers/scrub.ts       ScrubTask (shard/scrub.ts)                 ScrubResult
 //   watch-match workers/watch-match.ts WatchMatchTask (search/local/watch-match-task.ts)  WatchMatchResult
+//   demo        workers/demo.ts        DemoPartTask (demo/demo-part.ts)           DemoPartResult
 //
 // Where the types come from: lib sits below every module that declares a
 // task (search/local, ingest, shard) and may import none of them, so the
@@ -50,7 +51,8 @@ export type WorkerResult<N extends WorkerName> = WorkerCalls[N] extends WorkerCa
 export type WorkerFunction<N extends WorkerName> = (task: WorkerTask<N>) => WorkerResult<N> | Promise<WorkerResult<N>>;
 
 /** Every row's name, for what needs them at run time (the unit test that each has its file). */
-export const WORKER_NAMES = ['scan', 'ingest', 'compact', 'live-flush', 'scrub', 'watch-match'] as const satisfies readonly WorkerName[];
+export const WORKER_NAMES = ['scan', 'ingest', 'compact', 'live-flush', 'scrub', 'watch-match', 'demo'] as const satisfies
+  readonly WorkerName[];
 
 /** Compiles only while every row of WorkerCalls is in WORKER_NAMES (the `satisfies` above checks the other way). */
 export const EVERY_ROW_NAMED: [Exclude<WorkerName, (typeof WORKER_NAMES)[number]>] extends [never] ? true : never = true;
