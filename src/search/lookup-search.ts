@@ -24,7 +24,7 @@ import { summaryLine } from '../render/result-lines.js';
 import type { Effective } from '../query/params.js';
 import type { LookupPlan } from './backend.js';
 import { paginate, type Combiner, type Output, type PageOutcome } from './paginator.js';
-import type { ResultSink } from './sink.js';
+import { writeLines, type ResultSink } from './sink.js';
 import type { LookupSource } from './sources.js';
 
 /** Whether a result, with its (summed) sighting, passes the answer's time fence: the one rule sources and merge judge by. */
@@ -89,9 +89,7 @@ function resultLines(sink: ResultSink, humantime: boolean): Output<SummedResult>
     },
     flush: () => {
       if (w === undefined || w.length === 0) return;
-      const lines = w.takeLines(LIMITS.corkPieceBytes);
-      if (typeof lines === 'string') sink.text(lines);
-      else sink.bytes(lines);
+      writeLines(sink, w.takeLines(LIMITS.corkPieceBytes));
     },
     plain: true,
   };

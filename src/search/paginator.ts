@@ -27,7 +27,7 @@ import { LIMITS } from '../config/limits.js';
 import { STREAM_MESSAGES } from '../errors/catalogue.js';
 import { nextTurn } from '../lib/turns.js';
 import type { Terminator } from '../render/saf.js';
-import type { ResultSink } from './sink.js';
+import { writeLines, type ResultSink } from './sink.js';
 import { HAS, WAIT, type BulkSource, type OpenSources, type SortedSource, type SourceEvents } from './sources.js';
 
 /** Folds the items of one key into one result. */
@@ -314,9 +314,7 @@ class Paginator<S, R> implements SourceEvents {
         continue;
       }
       if (this.written >= this.page.limit) return this.finish('limited');
-      const lines = source.bulk(Math.min(budget, this.page.limit - this.written));
-      if (typeof lines === 'string') this.sink.text(lines);
-      else this.sink.bytes(lines);
+      writeLines(this.sink, source.bulk(Math.min(budget, this.page.limit - this.written)));
       this.written += source.bulkCount;
       budget -= source.bulkCount;
     }

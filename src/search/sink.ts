@@ -35,3 +35,9 @@ export interface ResultSink {
   /** Ends the stream with its terminator; nothing is written after it. */
   end(cond: Terminator, msg?: string): void;
 }
+
+/** Appends lines given as a string or as bytes (a line writer hands over whichever it holds: LookupLineBytes.takeLines). */
+export function writeLines(sink: ResultSink, lines: string | Uint8Array): void {
+  if (typeof lines === 'string') sink.text(lines);
+  else sink.bytes(lines);
+}
