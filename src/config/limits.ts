@@ -587,8 +587,9 @@ export const LIMITS = Object.freeze({
    */
   zoneIncludeRootsMax: 16,
   /**
-   * RRsets one zone file may hold: a file is grouped in memory (roughly
-   * 300-500 bytes per RRset with its rdata, so 5 M is about 2 GB). A larger
+   * RRsets one zone file may hold: a file is grouped in memory (about 280
+   * bytes per RRset of a TLD-shaped zone with its rdata, ingest/zone-rrsets.ts,
+   * so 5 M is about 1.4 GB, before the RRset table it then fills). A larger
    * zone must be split before ingest.
    */
   zoneRrsetsPerFileMax: 5_000_000,

@@ -5,11 +5,12 @@
 // is grouped before any RRset is handed on (zone.ts). Why columns and not
 // an object per RRset and per record: a TLD-sized file holds millions of
 // records for the length of the read, and as objects ({text, wire}, one
-// Uint8Array and one ArrayBuffer each, about 460 bytes a record) the
+// Uint8Array and one ArrayBuffer each: 1,024 bytes an RRset of a
+// generated 1 M-record TLD-shaped zone, bench/ingest.ts's zone row) the
 // garbage collector copied every one of them twice on its way to the old
 // generation: a quarter of the ingest's time (`node --cpu-prof
-// dist/src/cli/main.js ingest --workers 1` of a generated 1 M-record
-// TLD-shaped zone, bench/ingest.ts's zone row). Here an owner's groups are
+// dist/src/cli/main.js ingest --workers 1` of that zone); here they hold
+// 276 bytes an RRset (RssAnon after the parse). An owner's groups are
 // one Map entry holding a number, a group is a row of typed columns, its
 // records a linked list of wire ranges in one arena; the presentation text
 // is made as each RRset is handed on (rdataToText never fails: a record it
