@@ -94,6 +94,13 @@ export const LIMITS = Object.freeze({
    * repeated queries (paging with offset, one analyst's session) still hit.
    */
   workerPatternsCachedMax: 16,
+  /**
+   * Value-range bounds a scan worker remembers (shard, column, value -> the
+   * record where the value would start): a full scan is cut at the same
+   * values until the shards change, and each bound is a binary search of
+   * random reads over a shard's mapping.
+   */
+  workerBoundsCachedMax: 4_096,
 
   // --- Streaming ---
   /**
