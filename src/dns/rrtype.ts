@@ -108,6 +108,9 @@ export const RR = Object.freeze({
 
 /** Mnemonic (case-insensitive) or TYPE<n>; undefined when neither. */
 export function rrtypeFromText(text: string): number | undefined {
+  // Zone files and exports spell mnemonics in upper case: looked up as they come first, no copy made.
+  const exact = byName.get(text);
+  if (exact) return exact.code;
   const upper = text.toUpperCase();
   const known = byName.get(upper);
   if (known) return known.code;

@@ -69,15 +69,9 @@ function epochOf(v: unknown, key: string): number {
   return Math.floor(t);
 }
 
-// The mnemonics as exports spell them, looked up before rrtypeFromText (which upper-cases first).
-const COMMON_RRTYPES = new Map<string, number>(
-  ['A', 'AAAA', 'NS', 'CNAME', 'SOA', 'MX', 'TXT', 'PTR', 'SRV', 'DS', 'RRSIG', 'DNSKEY', 'NSEC', 'NSEC3', 'HTTPS', 'SVCB', 'CAA']
-    .map((t) => [t, rrtypeFromText(t)!]),
-);
-
 function rrtypeOf(v: unknown): number {
   let code: number | undefined;
-  if (typeof v === 'string') code = COMMON_RRTYPES.get(v) ?? rrtypeFromText(v);
+  if (typeof v === 'string') code = rrtypeFromText(v);
   else if (typeof v === 'number' && Number.isInteger(v) && v > 0 && v <= RRTYPE_MAX) code = v;
   if (code === undefined || code === 0) throw new BadLine(`bad rrtype ${shown(v)}`);
   if (isMetaType(code)) throw new BadLine(`rrtype ${shown(v)} is a meta type, never stored data`);

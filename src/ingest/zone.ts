@@ -40,6 +40,7 @@
 // it, so the refusal says nothing of whether that file exists.
 
 import { open, readlink, realpath, stat } from 'node:fs/promises';
+import { isAscii } from 'node:buffer';
 import path from 'node:path';
 import { LIMITS } from '../config/limits.js';
 import { hasCode, IngestError } from '../errors/catalogue.js';
@@ -200,7 +201,7 @@ class ZoneParser {
         const n = await lines.fill(fh, bytesRead);
         bytesRead += n;
         // One check per read spares the per-line UTF-8 test for ASCII files.
-        const ascii = !NON_ASCII.test(lines.bytes.toString('latin1'));
+        const ascii = isAscii(lines.bytes);
         while (lines.next()) {
           fs.lineNo = lines.lineNo;
           if (lines.tooLong) {
