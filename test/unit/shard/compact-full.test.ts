@@ -3,7 +3,7 @@
 // would write (no owner name in two shards, none larger than a merge writes,
 // no more of them than a merge would write); then it leaves them, rather
 // than rewrite the whole data set to the same shards.
-import { readdirSync, statSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, rmSync, statSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { demoObservations } from '../../../src/demo/generate.js';
@@ -49,6 +49,22 @@ describe('compact', () => {
     const overlapping = await compact(dir, { shardRrsetsMax: 4_000 });
     expect(overlapping.alreadyCompact).toBeUndefined();
     expect(overlapping).toMatchObject({ inputShards: bigger.outputShards + 1, rrsetsOut: first.rrsetsOut });
+  });
+
+  it('does not take a damaged shard for compact: the merge it runs instead refuses it, and nothing changes', async () => {
+    const dir = temp.fresh();
+    for (const seed of [1, 2]) await ingestObservations(demoObservations({ records: 3_000, seed }), dir, `seed ${seed}`);
+    await compact(dir, { shardRrsetsMax: 2_000 });
+    const written = readManifest(dir);
+    // Bytes overwritten in the middle of a shard no server has recorded as verified (the record is gone).
+    rmSync(path.join(dir, 'verified.json'), { force: true });
+    const victim = path.join(dir, written.shards[1]!.file);
+    const fd = openSync(victim, 'r+');
+    writeSync(fd, Buffer.alloc(64, 0x5a), 0, 64, Math.floor(statSync(victim).size / 2));
+    closeSync(fd);
+    await expect(compact(dir, { shardRrsetsMax: 2_000 })).rejects.toMatchObject({ code: 'SHARD_CORRUPT' });
+    expect(readManifest(dir)).toEqual(written);
+    expect(shardFiles(dir)).toEqual(written.shards.map((e) => e.file).sort());
   });
 
   it('merges shards with disjoint names while fewer shards would hold them', async () => {
