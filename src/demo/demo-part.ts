@@ -13,6 +13,7 @@
 // each part generates everything, and the two contend for memory while
 // they intern.
 
+import { fnv1aOfString } from '../lib/fnv.js';
 import { ShardSpiller, type WrittenShard } from '../shard/shard-spiller.js';
 import { demoObservations } from './generate.js';
 
@@ -40,9 +41,7 @@ export interface DemoPartResult {
 
 /** The part (of `parts`) an owner name falls to: FNV-1a of its characters. */
 export function partOf(rrname: string, parts: number): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < rrname.length; i++) h = Math.imul(h ^ rrname.charCodeAt(i), 0x01000193);
-  return (h >>> 0) % parts;
+  return fnv1aOfString(rrname) % parts;
 }
 
 /** Observations between two progress reports. */

@@ -16,6 +16,7 @@
 // is made as each RRset is handed on (rdataToText never fails: a record it
 // cannot present canonically is written in the generic form).
 
+import { fnv1aOfString } from '../lib/fnv.js';
 import { Column } from '../shard/rrset-table.js';
 import { rdataToText } from '../dns/rdata/index.js';
 import type { Rdata } from '../model/observation.js';
@@ -36,11 +37,9 @@ export interface ZoneRrset {
 /** Owner slots of an empty table (a power of two; doubled past half full). */
 const OWNER_SLOTS_FIRST = 1 << 12;
 
-/** FNV-1a over a name's characters (ASCII), as an int32. */
+/** An owner's hash as the table stores it (an int32). */
 function hashName(name: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < name.length; i++) h = Math.imul(h ^ name.charCodeAt(i), 0x01000193);
-  return h | 0;
+  return fnv1aOfString(name) | 0;
 }
 
 export class ZoneRrsets {

@@ -21,6 +21,7 @@
 // for names), so one text under two rrtypes is two records.
 
 import assert from 'node:assert/strict';
+import { FNV_OFFSET, FNV_PRIME } from '../lib/fnv.js';
 
 /** The blob of records: record i is bytes[offsets[i] .. offsets[i+1]), its newline last. */
 export interface BlobView {
@@ -36,8 +37,6 @@ export interface InternedBlobData {
 }
 
 const EMPTY_SLOT = -1;
-const FNV_OFFSET = 0x811c9dc5;
-const FNV_PRIME = 0x01000193;
 
 /** FNV-1a over bytes[from, to) and a tag. */
 export function hashBytes(bytes: Uint8Array, from: number, to: number, tag: number): number {
