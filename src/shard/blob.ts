@@ -41,20 +41,21 @@ function compareRecord(b: BlobColumns, i: number, key: Uint8Array, keyLen: numbe
   return len - keyLen;
 }
 
-/** Sign of record i of `a` against record j of `b` (bytewise, a shorter prefix first): two shards' values compared in place. */
+/**
+ * Sign of record i of `a` against record j of `b` (bytewise, a shorter
+ * prefix first): two shards' values compared in place. Each record ends with
+ * its newline, below every byte a record holds, so one loop to the first
+ * difference also orders a prefix first.
+ */
 export function compareRecords(a: BlobColumns, i: number, b: BlobColumns, j: number): number {
-  const x = a.blob;
-  const y = b.blob;
-  const xs = a.offsets[i]!;
-  const ys = b.offsets[j]!;
-  const xl = a.offsets[i + 1]! - 1 - xs;
-  const yl = b.offsets[j + 1]! - 1 - ys;
-  const n = xl < yl ? xl : yl;
-  for (let k = 0; k < n; k++) {
-    const d = x[xs + k]! - y[ys + k]!;
-    if (d !== 0) return d;
+  const x = a.blob, y = b.blob;
+  let p = a.offsets[i]!, q = b.offsets[j]!;
+  const pe = a.offsets[i + 1]!;
+  while (p < pe && x[p] === y[q]) {
+    p++;
+    q++;
   }
-  return xl - yl;
+  return p < pe ? x[p]! - y[q]! : 0;
 }
 
 /**

@@ -14,18 +14,9 @@
 
 import type { Sighting } from '../model/sighting.js';
 import { addSighting, noSighting } from '../model/sighting.js';
-import type { BlobColumns } from './blob.js';
+import { compareRecords } from './blob.js';
 import type { RrsetTable } from './rrset-table.js';
 import type { ShardReader } from './shard-reader.js';
-
-/** Sign of two records of blobs (each record ends with its newline, below every byte it holds: a prefix first). */
-function compareRecords(a: BlobColumns, i: number, b: BlobColumns, j: number): number {
-  const x = a.blob, y = b.blob;
-  let p = a.offsets[i]!, q = b.offsets[j]!;
-  const pe = a.offsets[i + 1]!;
-  while (p < pe && x[p] === y[q]) { p++; q++; }
-  return p < pe ? x[p]! - y[q]! : 0;
-}
 
 /** One input of the merge: its owner rows [owner, ownerEnd) and the RRset row it stands at. */
 class MergeInput {
