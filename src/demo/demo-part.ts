@@ -7,11 +7,11 @@
 // a part aggregates is in another, and the parts together are exactly the
 // data one thread would make. Generating is about a fifth of one thread's
 // work at 1 M RRsets (1.2 of 5.3 s; the table and the shard the rest), so
-// parts pay off with cores. On this 2-core machine two parts take 4.5 s
-// against the previous build's 5.5 s on one thread (`node
-// dist/bench/ingest.js --only demo --baseline DIR`), and 45 % more CPU:
-// each part generates everything, and the two contend for memory while
-// they intern.
+// parts pay off with cores. On this 2-core machine two parts make 1 M
+// RRsets in 4.4-4.5 s, 1.25x one thread, for 45 % more CPU (`node
+// dist/bench/ingest.js --only demo --baseline DIR`, DIR a build without
+// parts): each part generates everything, and the two contend for memory
+// while they intern.
 
 import { fnv1aOfString } from '../lib/fnv.js';
 import { ShardSpiller, type WrittenShard } from '../shard/shard-spiller.js';
