@@ -1,9 +1,10 @@
 // The scratch buffer every text and message parser builds rdata in.
 //
 // Contract: a parse starts with begin(), appends with the put functions and
-// ends with written(), which copies the result out; the buffer is reused by
-// the next parse. The put functions refuse to grow the rdata past
-// RDATA_OCTETS_MAX (DnsFormatError "rdata longer than 65535 octets").
+// ends with writtenView(), a view of the result that the next parse
+// overwrites (a caller that keeps it copies it: rdataFromTokens). The put
+// functions refuse to grow the rdata past RDATA_OCTETS_MAX (DnsFormatError
+// "rdata longer than 65535 octets").
 // rdataFromMessage writes into `out.buf` directly: it can hold two expanded
 // names beyond the bound, because that bound is checked only at the end.
 
@@ -20,11 +21,6 @@ const view = Buffer.from(buf.buffer, buf.byteOffset, buf.length);
 
 export function begin(): void {
   out.pos = 0;
-}
-
-/** A copy of what was written since begin(). */
-export function written(): Uint8Array {
-  return buf.slice(0, out.pos);
 }
 
 /** What was written since begin(), as a view of the scratch buffer: valid until the next parse. */
