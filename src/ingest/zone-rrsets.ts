@@ -148,15 +148,17 @@ export class ZoneRrsets {
     if (this.ownerFirsts.length * 2 > this.ownerSlots.length) this.growOwners();
   }
 
+  /** Doubles the owner table, placing each slot again by the hash it keeps. */
   private growOwners(): void {
-    const size = this.ownerSlots.length * 2;
+    const from = this.ownerSlots, fromHashes = this.ownerHashes;
+    const size = from.length * 2;
     const slots = new Int32Array(size).fill(NONE);
     const hashes = new Int32Array(size);
     const mask = size - 1;
-    const firsts = this.ownerFirsts.view();
-    for (let k = 0; k < firsts.length; k++) {
-      const g = firsts[k]!;
-      const h = hashName(this.owners[g]!);
+    for (let k = 0; k < from.length; k++) {
+      const g = from[k]!;
+      if (g === NONE) continue;
+      const h = fromHashes[k]!;
       let s = h & mask;
       while (slots[s] !== NONE) s = (s + 1) & mask;
       slots[s] = g;
