@@ -16,8 +16,7 @@
 // bench/out/. Reasons for the gaps belong in the issue's closing note.
 
 import { spawnSync } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, rmSync } from 'node:fs';
-import { once } from 'node:events';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { addKey } from '../src/auth/key-admin.js';
 import { ClickHouse } from '../src/clickhouse/client.js';
@@ -26,7 +25,7 @@ import { rrtypeToText } from '../src/dns/rrtype.js';
 import { compilePattern } from '../src/query/pattern.js';
 import { readManifest } from '../src/shard/manifest.js';
 import { startClickHouse, startClickHouseCluster, type ClickHouseServer } from '../test/helpers/clickhouse-server.js';
-import { arg, BIN, environment, fmt, OUT, percentile, startServer, timedGet, type BenchServer } from './common.js';
+import { arg, BIN, environment, fmt, OUT, percentile, startServer, timedGet, writeFileFrom, type BenchServer } from './common.js';
 import { benchObservations } from './names.js';
 
 const names = Number(arg('names', '2000000'));
@@ -67,14 +66,12 @@ function rrscan(args: string[]): { seconds: number; out: string } {
 async function ndjsonFile(): Promise<string> {
   const file = path.join(OUT, `ch-${names}.ndjson`);
   if (existsSync(file)) return file;
-  const out = createWriteStream(file);
-  for (const o of benchObservations(names)) {
-    const line = JSON.stringify({ rrname: o.rrname, rrtype: rrtypeToText(o.rrtype), bailiwick: o.bailiwick,
-      rdata: o.rdata.map((r) => r.text), count: o.count, time_first: o.timeFirst, time_last: o.timeLast });
-    if (!out.write(`${line}\n`)) await once(out, 'drain');
-  }
-  out.end();
-  await once(out, 'finish');
+  await writeFileFrom(file, (function* () {
+    for (const o of benchObservations(names)) {
+      yield `${JSON.stringify({ rrname: o.rrname, rrtype: rrtypeToText(o.rrtype), bailiwick: o.bailiwick,
+        rdata: o.rdata.map((r) => r.text), count: o.count, time_first: o.timeFirst, time_last: o.timeLast })}\n`;
+    }
+  })());
   return file;
 }
 

@@ -5,14 +5,21 @@
 // data size, and a baseline measured in the same run (style.md habit 10).
 
 import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
+import { createWriteStream, readFileSync, readdirSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { PACKAGE_ROOT } from '../src/config/paths.js';
 
 export const BIN = path.join(PACKAGE_ROOT, 'bin', 'rrscan.js');
 export const OUT = path.join(PACKAGE_ROOT, 'bench', 'out');
+
+/** Writes `text`'s pieces to `file` as they are made, as fast as the disk takes them (generated inputs of hundreds of MB). */
+export async function writeFileFrom(file: string, text: Iterable<string>): Promise<void> {
+  await pipeline(Readable.from(text), createWriteStream(file));
+}
 
 export function environment(): string {
   const rg = spawnSync('rg', ['--version'], { encoding: 'utf8' });

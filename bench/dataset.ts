@@ -5,14 +5,14 @@
 // two serve it from a copy of their own (servingCopy), with their own keys.
 
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, createWriteStream, existsSync, linkSync, mkdirSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, linkSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { LIMITS } from '../src/config/limits.js';
 import { ingestObservations } from '../src/ingest/run.js';
 import { compact } from '../src/shard/compactor.js';
 import { MANIFEST_FILE, readManifest } from '../src/shard/manifest.js';
 import { benchNames, benchObservations } from './names.js';
-import { BIN, fmt } from './common.js';
+import { BIN, fmt, writeFileFrom } from './common.js';
 
 export const NAMES_FILE = 'names.txt';
 
@@ -23,9 +23,9 @@ export async function ensureFlexDataset(dataDir: string, names: number, say: (li
   mkdirSync(dataDir, { recursive: true });
   say(`building ${names} names in ${dataDir} ...`);
   const t0 = performance.now();
-  const out = createWriteStream(path.join(dataDir, NAMES_FILE));
-  for (const n of benchNames(names)) if (!out.write(n + '\n')) await new Promise<void>((r) => out.once('drain', () => r()));
-  await new Promise<void>((r) => out.end(() => r()));
+  await writeFileFrom(path.join(dataDir, NAMES_FILE), (function* () {
+    for (const n of benchNames(names)) yield `${n}\n`;
+  })());
   const t1 = performance.now();
   const s = await ingestObservations(benchObservations(names), dataDir, `bench ${names}`);
   const t2 = performance.now();

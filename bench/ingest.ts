@@ -40,7 +40,7 @@
 // the fault count is a large part of the system time; see bench/README.md.
 
 import { spawnSync } from 'node:child_process';
-import { cpSync, createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { availableParallelism } from 'node:os';
@@ -48,7 +48,7 @@ import { Worker } from 'node:worker_threads';
 import type { SourceFormat } from '../src/ingest/run.js';
 import { PACKAGE_ROOT } from '../src/config/paths.js';
 import { benchNames } from './names.js';
-import { OUT, arg, environment, fmt } from './common.js';
+import { OUT, arg, environment, fmt, writeFileFrom } from './common.js';
 
 const ndjsonRecords = Number(arg('ndjson-records', '2000000'));
 const memoryRrsets = Number(arg('memory-rrsets', '500000'));
@@ -61,21 +61,18 @@ const baseline = arg('baseline', '');
 const only = new Set(arg('only', 'ndjson,zone,pcap,demo,merge').split(','));
 const REAL = path.resolve(PACKAGE_ROOT, '../shared/data/real');
 
-async function writeNdjson(file: string, n: number): Promise<void> {
-  if (existsSync(file)) return;
-  const out = createWriteStream(file);
+/** The NDJSON row's input: one DNSDB-shaped line a bench name, an NS RRset for one in four, else an A. */
+function* ndjsonLines(n: number): Generator<string> {
   let i = 0;
   for (const name of benchNames(n, 11)) {
-    const line = i % 4 === 3
+    yield i % 4 === 3
       ? `{"count":${1 + (i % 9)},"time_first":${1_400_000_000 + i},"time_last":${1_600_000_000 + i},"rrname":"${name}",` +
         `"rrtype":"NS","bailiwick":"${name.slice(name.indexOf('.') + 1)}","rdata":["ns1.${name}","ns2.${name}"]}\n`
       : `{"count":${1 + (i % 9)},"time_first":${1_400_000_000 + i},"time_last":${1_600_000_000 + i},"rrname":"${name}",` +
         `"rrtype":"A","bailiwick":"${name.slice(name.indexOf('.') + 1)}",` +
         `"rdata":["10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}"]}\n`;
-    if (!out.write(line)) await new Promise<void>((r) => out.once('drain', () => r()));
     i++;
   }
-  await new Promise<void>((r) => out.end(() => r()));
 }
 
 /**
@@ -84,11 +81,9 @@ async function writeNdjson(file: string, n: number): Promise<void> {
  * consecutive lines (the second with a blank owner), a DS for one in ten,
  * in-bailiwick glue for one in twenty; relative names under $ORIGIN bench.
  */
-async function writeZone(file: string, n: number): Promise<void> {
-  if (existsSync(file)) return;
-  const out = createWriteStream(file);
-  out.write('$ORIGIN bench.\n$TTL 172800\n@ 86400 IN SOA a.nic.bench. hostmaster.nic.bench. 2026112700 1800 900 604800 86400\n' +
-    '@ IN NS a.nic.bench.\n');
+function* zoneLines(n: number): Generator<string> {
+  yield '$ORIGIN bench.\n$TTL 172800\n@ 86400 IN SOA a.nic.bench. hostmaster.nic.bench. 2026112700 1800 900 604800 86400\n' +
+    '@ IN NS a.nic.bench.\n';
   let records = 2;
   for (let i = 0; records < n; i++) {
     const name = `d${((i * 2654435761) >>> 0).toString(36)}${i.toString(36)}`;
@@ -102,9 +97,8 @@ async function writeZone(file: string, n: number): Promise<void> {
       s += `ns1.${name} A 192.0.${(i >> 8) & 255}.${i & 255}\n`;
       records++;
     }
-    if (!out.write(s)) await new Promise<void>((r) => out.once('drain', () => r()));
+    yield s;
   }
-  await new Promise<void>((r) => out.end(() => r()));
 }
 
 interface Row {
@@ -257,7 +251,7 @@ async function main(): Promise<void> {
   let merge: { mine: number; theirs?: number } | undefined;
   if (only.has('ndjson')) {
     const nd = path.join(OUT, `ingest-${ndjsonRecords}.ndjson`);
-    await writeNdjson(nd, ndjsonRecords);
+    if (!existsSync(nd)) await writeFileFrom(nd, ndjsonLines(ndjsonRecords));
     ndjson = rowPair({ ...base, kind: 'files', label: `ndjson (${ndjsonRecords} lines) 1 thread`, files: [nd] });
     if (workers > 1) {
       const many = rowPair({ ...base, kind: 'files', label: `ndjson ${workers} threads`, files: [nd], threads: workers });
@@ -266,7 +260,7 @@ async function main(): Promise<void> {
   }
   if (only.has('zone')) {
     const file = path.join(OUT, `ingest-tld-${zoneRecords}.zone`);
-    await writeZone(file, zoneRecords);
+    if (!existsSync(file)) await writeFileFrom(file, zoneLines(zoneRecords));
     zone = rowPair({ ...base, kind: 'files', label: `zone, TLD-shaped (${zoneRecords} records)`, format: 'zone', files: [file] });
   }
   if (existsSync(REAL)) {
