@@ -4,7 +4,7 @@
 
 import { LIMITS } from '../config/limits.js';
 import { ingestObservations, ingestOnThreads, type IngestSummary } from '../ingest/run.js';
-import { runOnThreads, threadsFor } from '../lib/threads.js';
+import { outcomes, runOnThreads, threadsFor } from '../lib/threads.js';
 import type { DemoPartResult } from './demo-part.js';
 import { demoObservations } from './generate.js';
 
@@ -28,8 +28,7 @@ export async function ingestDemo(dataDir: string, records: number, label: string
       const settled = await runOnThreads('demo', Array.from({ length: parts }, (_, part) => ({
         records, part, parts, dataDir, label, now: run.now, memoryRrsets, writer: run.writer, progress,
       })));
-      const done = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
-      const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+      const { done, failed } = outcomes(settled);
       if (failed !== undefined) {
         await run.discard(done.flatMap((r) => r.written));
         throw failed.reason;

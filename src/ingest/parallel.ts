@@ -14,7 +14,7 @@ import { LIMITS } from '../config/limits.js';
 import { IngestError } from '../errors/catalogue.js';
 import { splitLines } from '../lib/line-reader.js';
 import type { WrittenShard } from '../shard/shard-spiller.js';
-import { runOnThreads } from '../lib/threads.js';
+import { outcomes, runOnThreads } from '../lib/threads.js';
 import type { RunSettings } from './ndjson-range.js';
 
 export interface ParallelSummary {
@@ -44,9 +44,8 @@ export async function ingestNdjsonParallel(file: string, opts: ParallelOptions):
       file, range, dataDir: opts.dataDir, label: opts.label, now: opts.now, memoryRrsets, writer: opts.writer, maxErrors: opts.maxErrors,
       rejected, progress, index,
     })));
-    const results = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+    const { done: results, failed: crashed } = outcomes(settled);
     const written = results.flatMap((r) => r.written);
-    const crashed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     const failed = results.find((r) => r.failure !== undefined)?.failure;
     if (crashed !== undefined || failed !== undefined) {
       await opts.discard(written);

@@ -48,3 +48,11 @@ export async function runOnThreads<N extends WorkerName>(worker: N, tasks: reado
     await pool.destroy();
   }
 }
+
+/** runOnThreads' outcomes split: the results of the tasks that succeeded, and the first failure (undefined when none failed). */
+export function outcomes<R>(settled: readonly PromiseSettledResult<R>[]): { done: R[]; failed: PromiseRejectedResult | undefined } {
+  return {
+    done: settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : [])),
+    failed: settled.find((s): s is PromiseRejectedResult => s.status === 'rejected'),
+  };
+}

@@ -27,7 +27,7 @@ import path from 'node:path';
 import { rm } from 'node:fs/promises';
 import { LIMITS } from '../config/limits.js';
 import { CompactionConflictError } from '../errors/catalogue.js';
-import { runOnThreads, threadsFor } from '../lib/threads.js';
+import { outcomes, runOnThreads, threadsFor } from '../lib/threads.js';
 import { readManifest, removeLeftovers, removeUnpublished, updateManifest, waitForLock, type ShardEntry } from './manifest.js';
 import { FileLock, WriterLock } from './file-lock.js';
 import { weightOf } from './compaction-policy.js';
@@ -207,9 +207,9 @@ export async function mergeShards(dataDir: string, inputs: readonly ShardEntry[]
     }));
     const settled = tasks.length === 1 && !opts.offThread ? await Promise.allSettled([compactRange(tasks[0]!)])
       : await runOnThreads('compact', tasks, opts.signal);
-    results = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+    const { done, failed } = outcomes(settled);
+    results = done;
     const written = results.flatMap((r) => r.written);
-    const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     try {
       if (failed) throw failed.reason;
       opts.signal?.throwIfAborted();
